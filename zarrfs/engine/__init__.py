@@ -1,0 +1,80 @@
+"""The shared Zarr engine: the one door the mount, the viewer and the CLI go through.
+
+Nothing outside ``zarrfs/engine`` imports an engine module other than this one. The engine imports
+neither FUSE nor Qt (a test checks it).
+
+Opening
+    ``open(url, **storage_options) -> Group | Array``. ``url`` is a local path, ``file://``,
+    ``http(s)://``, ``s3://``, ``gs://``, ``memory://``, or an fsspec chain such as
+    ``zip::/path/x.zip``. A path inside the store may follow the store root, e.g.
+    ``open("s3://bucket/data.zarr/group/array")`` resolves the store root by looking for metadata.
+    ``consolidated=None`` (default: use consolidated metadata when present), ``True`` or ``False``.
+
+Every node (``Group`` and ``Array``)
+    ``path`` ("" for the root, "a/b" below it), ``name`` (last component, "" for the root),
+    ``url``, ``kind`` ("group" | "array"), ``zarr_format`` (2 | 3), ``attrs`` (dict),
+    ``stored_metadata`` (the metadata documents as stored: v3 ``{"zarr.json": {...}}``, v2
+    ``{".zarray": {...}, ".zattrs": {...}}``), ``implicit`` (v3 group with no zarr.json).
+
+Group
+    ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),
+    ``name in group``, ``iter(group)``, ``members()`` (sorted ``(name, node)`` pairs),
+    ``arrays()``, ``groups()``.
+
+Array
+    ``shape``, ``ndim``, ``size``, ``dtype`` (NumPy dtype, native byte order; ``object`` for
+    variable-length strings and bytes), ``data_type`` (the spec's name, e.g. "int16", "string"),
+    ``chunks`` (the shape of the chunks a read decodes: the inner chunks when sharded),
+    ``shards`` (shard shape or ``None``), ``fill_value`` (a NumPy scalar; ``str``/``bytes`` for
+    variable-length types), ``dimension_names`` (tuple or ``None``), ``order`` ("C" | "F"),
+    ``codecs`` (list of ``{"name", "configuration"}`` as a v3 codec chain, v2 included),
+    ``nbytes`` (decoded size; ``None`` for variable-length types), ``chunk_grid_shape``.
+
+    ``array[selection]``: NumPy basic indexing (ints, slices with any step, ``...``, ``()``).
+    ``array.read(selection, out=None)``: the same, always an ``ndarray``.
+    ``array.read_flat(start, stop)``: elements ``start:stop`` of the C-order flattened array as
+    a 1-D ``ndarray`` (decodes only the chunks under that range; the mount's byte reads).
+    ``array.submit(selection, priority=0, on_chunk=None) -> ReadFuture``: a background read.
+    Lower ``priority`` runs first. ``on_chunk(ChunkEvent)`` is called from a worker thread as
+    each chunk lands in ``future.out`` (status "loaded", "missing" or "failed").
+    ``array.chunk_key(chunk_coords)``, ``array.chunk_region(chunk_coords)`` (slices in array
+    coordinates), ``array.chunks_in(selection)`` (chunk coords a selection touches),
+    ``array.stored_size()`` (bytes of stored chunk objects; lists the store).
+
+Process-wide
+    ``set_cache_size(nbytes)`` / ``cache_info()``: the decoded-chunk LRU shared by all arrays.
+    ``stats()``: a dict snapshot of counters (requests, bytes_fetched, chunks_decoded,
+    cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
+    ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``).
+    ``summary(node)`` / ``format_summary(summary_dict)``: what ``zarrfs info`` prints.
+
+Errors: see ``errors``; all derive from ``ZarrfsError``.
+"""
+
+from .errors import (
+    ChecksumError,
+    ChunkDecodeError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadCancelled,
+    SelectionError,
+    StoreError,
+    UnknownCodecError,
+    UnknownDataTypeError,
+    UnsupportedError,
+    ZarrfsError,
+)
+
+__all__ = [
+    "ChecksumError",
+    "ChunkDecodeError",
+    "MetadataError",
+    "NodeNotFoundError",
+    "ReadCancelled",
+    "SelectionError",
+    "StoreError",
+    "UnknownCodecError",
+    "UnknownDataTypeError",
+    "UnsupportedError",
+    "ZarrfsError",
+]

@@ -1,0 +1,82 @@
+"""Every exception the engine raises.
+
+One base class, :class:`ZarrfsError`, so a front end can catch everything the engine means to
+raise in one place (the mount turns these into errnos, the viewer into messages, the CLI into one
+line on stderr). Each error carries structured fields (``path``, ``key``, ``codec`` ...) so that a
+front end never has to parse a message, and a message that says what went wrong and where.
+"""
+
+from __future__ import annotations
+
+
+class ZarrfsError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.key = key
+
+
+class NodeNotFoundError(ZarrfsError, FileNotFoundError):
+    """No group or array at this path (also a ``FileNotFoundError``)."""
+
+
+class MetadataError(ZarrfsError):
+    """A metadata document is malformed: bad JSON, a missing or invalid field."""
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None,
+                 field: str | None = None):
+        super().__init__(message, path=path, key=key)
+        self.field = field
+
+
+class UnsupportedError(ZarrfsError):
+    """Valid metadata asks for a feature zarrfs does not implement (or refuses, like pickle)."""
+
+
+class UnknownCodecError(UnsupportedError):
+    """A codec name no registered codec answers to."""
+
+    def __init__(self, message: str, *, codec: str, path: str | None = None,
+                 key: str | None = None):
+        super().__init__(message, path=path, key=key)
+        self.codec = codec
+
+
+class UnknownDataTypeError(UnsupportedError):
+    """A data type zarrfs cannot map to a NumPy dtype."""
+
+    def __init__(self, message: str, *, data_type: object, path: str | None = None,
+                 key: str | None = None):
+        super().__init__(message, path=path, key=key)
+        self.data_type = data_type
+
+
+class ChunkDecodeError(ZarrfsError):
+    """A stored chunk could not be decoded, or decoded to the wrong size."""
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None,
+                 codec: str | None = None):
+        super().__init__(message, path=path, key=key)
+        self.codec = codec
+
+
+class ChecksumError(ChunkDecodeError):
+    """A checksum codec found that the stored bytes are not what was written."""
+
+
+class StoreError(ZarrfsError):
+    """The storage backend failed (network, permissions, I/O) after bounded retries."""
+
+
+class ReadCancelled(ZarrfsError):
+    """A read was cancelled before it finished."""
+
+    def __init__(self, message: str = "read cancelled", *, path: str | None = None):
+        super().__init__(message, path=path)
+
+
+class SelectionError(ZarrfsError, IndexError):
+    """A selection that does not fit the array (out of range, too many indices, bad type)."""
