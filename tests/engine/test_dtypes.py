@@ -21,6 +21,7 @@ from zarrfs.engine.dtypes import (
     parse_v2_dtype,
     parse_v3_data_type,
 )
+from zarrfs.engine.errors import MetadataError, UnknownDataTypeError, UnsupportedError
 
 zarr = pytest.importorskip("zarr")
 from zarr.core.dtype import VariableLengthBytes  # noqa: E402
@@ -357,3 +358,278 @@ def test_corpus_fills_match_zarr_python_reading():
         assert_same_fill(ours, theirs, data_type)
         checked += 1
     assert checked > 300
+
+
+# --- names, quirks and per-field forms --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typestr", "name", "stored"),
+    [
+        ("<i1", "int8", "|i1"),
+        (">u1", "uint8", "|u1"),
+        ("<b1", "bool", "|b1"),
+        (">b1", "bool", "|b1"),
+        ("=i4", "int32", "<i4"),
+        ("|i4", "int32", "<i4"),
+        ("f8", "float64", "<f8"),
+        ("|U2", "fixed_length_utf32", "<U2"),
+        (">S3", "null_terminated_bytes", "|S3"),
+        ("<V2", "raw_bytes", "|V2"),
+        (">m8[ns]", "numpy.timedelta64", ">m8[ns]"),
+        ("<M8[25ms]", "numpy.datetime64", "<M8[25ms]"),
+        (">c8", "complex64", ">c8"),
+        ("<f2", "float16", "<f2"),
+    ],
+)
+def test_v2_typestrs_and_writer_quirks(typestr, name, stored):
+    data_type = parse_v2_dtype(typestr)
+    assert data_type.name == name
+    assert data_type.stored_dtype == np.dtype(stored)
+    assert data_type.dtype == native_dtype(np.dtype(stored)) and data_type.dtype.isnative
+    assert data_type.variable_length is None
+
+
+@pytest.mark.parametrize(
+    ("codec", "name", "vlen"),
+    [
+        ("vlen-utf8", "string", "utf8"),
+        ("json2", "string", "utf8"),
+        ("categorize", "string", "utf8"),
+        ("vlen-bytes", "bytes", "bytes"),
+    ],
+)
+def test_v2_object_dtype_is_decided_by_its_codec(codec, name, vlen):
+    data_type = parse_v2_dtype("|O", object_codec=codec)
+    assert (data_type.name, data_type.variable_length) == (name, vlen)
+    assert data_type.dtype == data_type.stored_dtype == np.dtype("O")
+
+
+def test_v2_structured_keeps_written_order_and_reads_native():
+    data_type = parse_v2_dtype(
+        [["a", ">i8"], ["b", [["c", ">f4", [2]], ["d", "<U2"]]], ["e", "|S1", [1, 2]]]
+    )
+    assert data_type.name == "structured"
+    stored = np.dtype(
+        [("a", ">i8"), ("b", [("c", ">f4", (2,)), ("d", "<U2")]), ("e", "S1", (1, 2))]
+    )
+    assert data_type.stored_dtype == stored
+    assert data_type.dtype == native_dtype(stored) and all_native(data_type.dtype)
+    assert data_type.dtype.itemsize == stored.itemsize == 8 + 8 + 8 + 2
+
+
+@pytest.mark.parametrize(
+    ("value", "name", "dtype"),
+    [
+        ("int32", "int32", "<i4"),
+        ({"name": "int32"}, "int32", "<i4"),
+        ({"name": "uint64", "configuration": {}}, "uint64", "<u8"),
+        ("r16", "r16", "|V2"),
+        ("r8", "r8", "|V1"),
+        ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 20}}, None, "<U5"),
+        ({"name": "null_terminated_bytes", "configuration": {"length_bytes": 7}}, None, "|S7"),
+        ({"name": "raw_bytes", "configuration": {"length_bytes": 6}}, None, "|V6"),
+        ({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 10}}, None, "<M8[10s]"),
+        ({"name": "numpy.timedelta64", "configuration": {"unit": "h", "scale_factor": 1}}, None, "<m8[h]"),
+    ],
+)  # fmt: skip
+def test_v3_data_type_names(value, name, dtype):
+    data_type = parse_v3_data_type(value)
+    assert data_type.name == (name or value["name"])
+    assert data_type.dtype == data_type.stored_dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["string", "variable_length_utf8", "bytes", "variable_length_bytes", {"name": "string"}],
+)
+def test_v3_variable_length_names(value):
+    data_type = parse_v3_data_type(value)
+    assert data_type.dtype == np.dtype("O")
+    expected = "utf8" if "string" in str(value) or "utf8" in str(value) else "bytes"
+    assert data_type.variable_length == expected
+
+
+@pytest.mark.parametrize("name", ["structured", "struct"])
+def test_v3_structured_field_forms(name):
+    list_form = {
+        "name": name,
+        "configuration": {
+            "fields": [["x", "int16"], ["v", "float32", [3]], ["s", {"name": "structured", "configuration": {"fields": [["t", "bool"]]}}]]
+        },
+    }  # fmt: skip
+    dict_form = {
+        "name": name,
+        "configuration": {
+            "fields": [
+                {"name": "x", "data_type": "int16"},
+                {"name": "v", "data_type": "float32"},
+            ]
+        },
+    }
+    expected = np.dtype([("x", "<i2"), ("v", "<f4", (3,)), ("s", [("t", "?")])])
+    assert parse_v3_data_type(list_form).stored_dtype == expected
+    assert parse_v3_data_type(list_form).name == "structured"
+    assert parse_v3_data_type(dict_form).dtype == np.dtype([("x", "<i2"), ("v", "<f4")])
+
+
+def test_structured_fill_per_field_forms():
+    data_type = parse_v3_data_type(
+        {"name": "structured", "configuration": {"fields": [["x", "int32"], ["y", "float32"]]}}
+    )
+    by_name = parse_fill_value({"x": -7, "y": "0x7fc00001"}, data_type, 3)
+    by_position = parse_fill_value([-7, "0x7fc00001"], data_type, 3)
+    expected = np.array(-7, "<i4").tobytes() + np.array(0x7FC00001, "<u4").tobytes()
+    assert by_name.tobytes() == by_position.tobytes() == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "zarr_format", "data_type_json", "expected"),
+    [
+        ([1, 2], 3, "r16", b"\x01\x02"),
+        ("AQI=", 3, "r16", b"\x01\x02"),
+        (2**63 - 1, 3, "int64", np.array(2**63 - 1, "<i8").tobytes()),
+        (-(2**63), 3, {"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 1}}, np.array(-(2**63), "<i8").tobytes()),
+        ("NaT", 2, "<M8[D]", np.array(-(2**63), "<i8").tobytes()),
+        (7.0, 3, "int8", b"\x07"),
+        ("5", 2, "<u2", b"\x05\x00"),
+        (1, 2, "|b1", b"\x01"),
+        (3, 3, "float32", np.array(3.0, "<f4").tobytes()),
+        ("2.5", 3, "float64", np.array(2.5, "<f8").tobytes()),
+        (1e10, 3, "float16", np.array(np.inf, "<f2").tobytes()),
+        (1.5, 3, "complex64", np.array(1.5 + 0j, "<c8").tobytes()),
+        ("0x7fc00001", 3, "float64", np.array(np.float32(np.array(0x7FC00001, "u4").view("f4")), "<f8").tobytes()),
+        (None, 2, "<f8", bytes(8)),
+        (None, 2, "<U2", bytes(8)),
+        (None, 2, [["a", ">i2"], ["b", "|S2"]], bytes(4)),
+        (0, 2, [["a", ">i2"], ["b", "|S2"]], bytes(4)),
+        (0, 2, "|S2", bytes(2)),
+        (0, 2, "<U2", bytes(8)),
+        (0, 2, "|V2", bytes(2)),
+    ],
+)  # fmt: skip
+def test_fill_value_encodings(value, zarr_format, data_type_json, expected):
+    if zarr_format == 2:
+        data_type = parse_v2_dtype(data_type_json)
+    else:
+        data_type = parse_v3_data_type(data_type_json)
+    fill = parse_fill_value(value, data_type, zarr_format)
+    assert fill.shape == () and fill.dtype == data_type.dtype
+    assert fill.tobytes() == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "codec", "expected"),
+    [
+        (None, "vlen-utf8", ""),
+        (0, "vlen-utf8", "0"),  # zarr-python 2's object default, read as zarr-python 3 does
+        ("", "json2", ""),
+        (None, "vlen-bytes", b""),
+        (0, "vlen-bytes", b""),
+        ("AAE=", "vlen-bytes", b"\x00\x01"),
+    ],
+)
+def test_variable_length_v2_fills(value, codec, expected):
+    fill = parse_fill_value(value, parse_v2_dtype("|O", object_codec=codec), 2)
+    assert fill == expected and type(fill) is type(expected)
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["int128", "float128", "r12", "r0", "complex32", {"name": "bfloat16"}, "unknown.ext.type"],
+)
+def test_unknown_v3_data_type_is_named(value):
+    with pytest.raises(UnknownDataTypeError) as info:
+        parse_v3_data_type(value, path="grp/arr")
+    assert info.value.data_type == value and info.value.path == "grp/arr"
+    assert str(value if isinstance(value, str) else value["name"]) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "value", ["<i16", "<x4", "|b2", "<f16", "<U0", "int32", "<M8[fortnight]", 5]
+)
+def test_unknown_v2_dtype_is_named(value):
+    with pytest.raises(UnknownDataTypeError) as info:
+        parse_v2_dtype(value, path="arr")
+    assert info.value.data_type == value and info.value.path == "arr"
+
+
+@pytest.mark.parametrize("codec", ["pickle", None, "vlen-array", "msgpack"])
+def test_object_dtype_without_a_readable_codec_is_refused(codec):
+    with pytest.raises(UnsupportedError) as info:
+        parse_v2_dtype("|O", object_codec=codec, path="arr")
+    assert info.value.path == "arr" and "pickle" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"name": "fixed_length_utf32", "configuration": {"length_bytes": 6}},
+        {"name": "fixed_length_utf32", "configuration": {}},
+        {"name": "raw_bytes", "configuration": {"length_bytes": 0}},
+        {"name": "numpy.datetime64", "configuration": {"unit": "fortnight", "scale_factor": 1}},
+        {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 0}},
+        {"name": "numpy.datetime64"},
+        {"name": "structured", "configuration": {"fields": [["a", "string"]]}},
+        {"name": "structured", "configuration": {"fields": [["a", "int8"], ["a", "int8"]]}},
+        {"name": "int32", "configuration": {"endian": "big"}},
+        {"configuration": {}},
+        [["a", "<i4"]],
+    ],
+)
+def test_bad_v3_data_type_configuration(value):
+    with pytest.raises((MetadataError, UnknownDataTypeError)) as info:
+        parse_v3_data_type(value, path="arr")
+    assert info.value.path == "arr"
+
+
+@pytest.mark.parametrize(
+    ("value", "data_type_json", "zarr_format"),
+    [
+        (128, "int8", 3),
+        (-129, "int8", 3),
+        (-1, "uint8", 3),
+        (2**64, "uint64", 3),
+        (2**63, "int64", 3),
+        (1.5, "int32", 3),
+        ("abc", "int32", 3),
+        (True, "float32", 3),
+        ("0x7fc0000", "float32", 3),
+        ("0xZZZZZZZZ", "float32", 3),
+        ("0x7fc00000ff", "float32", 3),
+        ("nope", "float64", 3),
+        (10**400, "float64", 3),
+        ([1.0], "complex64", 3),
+        ([1.0, 2.0, 3.0], "complex128", 3),
+        ([1.0, "0x12"], "complex128", 3),
+        ("yes", "bool", 3),
+        (2, "bool", 3),
+        (None, "int32", 3),
+        (2**63, {"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}, 3),
+        ("!!!!", {"name": "null_terminated_bytes", "configuration": {"length_bytes": 4}}, 3),
+        ("YWJj", {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}}, 3),
+        ("abc", {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}}, 3),
+        (5, {"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}}, 3),
+        ("AQID", {"name": "raw_bytes", "configuration": {"length_bytes": 4}}, 3),
+        ([1, 256], "r16", 3),
+        ([1], "r16", 3),
+        ("AAAA", {"name": "structured", "configuration": {"fields": [["a", "int64"]]}}, 3),
+        ({"b": 1}, {"name": "structured", "configuration": {"fields": [["a", "int64"]]}}, 3),
+        (["a"], "string", 3),
+        ("not base64!", "bytes", 3),
+        ("YWI=", "|S1", 2),
+        ("AAA", "|V2", 2),
+        (300, "|u1", 2),
+    ],
+)
+def test_bad_fill_values_name_path_and_field(value, data_type_json, zarr_format):
+    if zarr_format == 2:
+        data_type = parse_v2_dtype(data_type_json)
+    else:
+        data_type = parse_v3_data_type(data_type_json)
+    with pytest.raises(MetadataError) as info:
+        parse_fill_value(value, data_type, zarr_format, path="grp/arr")
+    assert info.value.path == "grp/arr" and info.value.field == "fill_value"

@@ -78,16 +78,6 @@ def _native(dtype: np.dtype) -> np.dtype:
     return dtype.newbyteorder("=") if dtype.byteorder in "<>" else dtype
 
 
-def _little(dtype: np.dtype) -> np.dtype:
-    """The same dtype in little-endian order (the v3 encoded form before the bytes codec)."""
-    if dtype.fields is not None:
-        return np.dtype([(n, _little(dtype.fields[n][0])) for n in dtype.names])
-    if dtype.subdtype is not None:
-        base, shape = dtype.subdtype
-        return np.dtype((_little(base), shape))
-    return dtype.newbyteorder("<") if dtype.byteorder not in "|" else dtype
-
-
 def _make(name: str, stored: np.dtype, variable_length: str | None = None) -> DataType:
     return DataType(name, _native(stored), stored, variable_length)
 
@@ -219,6 +209,12 @@ def parse_v3_data_type(value: Any, *, path: str | None = None) -> DataType:
                 f"raw data type {name!r} is not a whole number of bytes", data_type=value, path=path
             )
         return DataType(name, np.dtype(f"V{bits // 8}"), np.dtype(f"V{bits // 8}"))
+    if name in _V3_CORE or name in _V3_VARIABLE or raw_bits:
+        raise MetadataError(
+            f"data type {name!r} takes no configuration, got {config!r}",
+            path=path,
+            field="data_type",
+        )
     parser = _V3_CONFIGURED.get(name)
     if parser is None:
         raise UnknownDataTypeError(
