@@ -51,6 +51,8 @@ Process-wide
 Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
 
+from . import stats as _stats
+from .cache import cache_info, set_cache_size
 from .errors import (
     ChecksumError,
     ChunkDecodeError,
@@ -64,8 +66,33 @@ from .errors import (
     UnsupportedError,
     ZarrfsError,
 )
+from .hierarchy import Array, Group, Node, open
+from .reader import ChunkEvent
+from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+
+
+def stats() -> dict:
+    """A snapshot of the process-wide counters."""
+    return _stats.snapshot()
+
+
+def reset_stats() -> None:
+    _stats.reset()
+
 
 __all__ = [
+    "Array",
+    "ChunkEvent",
+    "Group",
+    "Node",
+    "PRIORITY_PREFETCH",
+    "PRIORITY_VISIBLE",
+    "ReadFuture",
+    "cache_info",
+    "open",
+    "reset_stats",
+    "set_cache_size",
+    "stats",
     "ChecksumError",
     "ChunkDecodeError",
     "MetadataError",

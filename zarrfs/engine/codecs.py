@@ -1,0 +1,167 @@
+"""Codecs as small classes, one registry, and the chain that runs them (v3 core spec, "Codecs").
+
+A codec has a ``name``, a ``kind`` (``array_array``, ``array_bytes`` or ``bytes_bytes``),
+``from_config`` and a synchronous ``decode``. The v3 chain is *array->array codecs, one
+array->bytes codec, bytes->bytes codecs*; decoding runs it backwards. Zarr v2's filters and
+compressor are turned into the same chain by ``metadata_v2`` (filters become codecs over flat
+buffers, a ``v2_layout`` codec gives the chunk its shape and memory order).
+
+Only decoding exists: zarrfs is a reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .errors import ChecksumError, ChunkDecodeError, MetadataError, UnknownCodecError
+
+
+@dataclass(frozen=True)
+class ChunkSpec:
+    """What a codec needs to know about the chunk it decodes."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype  # the dtype of the decoded array at this point of the chain
+    order: str = "C"
+    fill_value: Any = None  # what missing inner chunks of a shard read as
+
+
+class Codec:
+    """Base class. Subclasses set ``name`` and ``kind`` and implement ``decode``."""
+
+    name: ClassVar[str] = ""
+    kind: ClassVar[str] = "bytes_bytes"
+
+    def __init__(self, configuration: dict | None = None):
+        self.configuration = dict(configuration or {})
+
+    @classmethod
+    def from_config(cls, configuration: dict, *, path: str | None = None) -> Codec:
+        return cls(configuration)
+
+    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
+        """The spec of this codec's *encoded* side, given its decoded side (array->array only)."""
+        return spec
+
+    def decode(self, data: Any, spec: ChunkSpec) -> Any:
+        raise NotImplementedError
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "configuration": self.configuration}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.configuration!r})"
+
+
+REGISTRY: dict[str, Callable[..., Codec]] = {}
+
+
+def register(*names: str):
+    """Class decorator: make a codec class available under one or more v3 names."""
+
+    def wrap(cls):
+        for n in names or (cls.name,):
+            REGISTRY[n] = cls
+        return cls
+
+    return wrap
+
+
+def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
+    """A v3 codec entry (a name, or ``{"name", "configuration"}``) to a codec object."""
+    if isinstance(obj, str):
+        name, config = obj, {}
+    elif isinstance(obj, dict) and isinstance(obj.get("name"), str):
+        name, config = obj["name"], obj.get("configuration") or {}
+        if not isinstance(config, dict):
+            raise MetadataError(f"codec {name!r}: configuration must be an object",
+                                path=path, field="codecs")
+    else:
+        raise MetadataError(f"invalid codec entry {obj!r}", path=path, field="codecs")
+    factory = REGISTRY.get(name)
+    if factory is None and name.startswith("numcodecs."):
+        from .codecs_numcodecs import numcodecs_codec  # noqa: PLC0415 - avoids an import cycle
+
+        return numcodecs_codec(name[len("numcodecs."):], config, path=path)
+    if factory is None:
+        raise UnknownCodecError(
+            f"unknown codec {name!r}; zarrfs knows {', '.join(sorted(REGISTRY))}",
+            codec=name, path=path)
+    return factory.from_config(config, path=path)
+
+
+@dataclass(frozen=True)
+class CodecChain:
+    """The codecs of an array (or of the inner chunks of a shard), ready to decode chunks."""
+
+    array_array: tuple[Codec, ...]
+    array_bytes: Codec
+    bytes_bytes: tuple[Codec, ...]
+
+    @classmethod
+    def from_codecs(cls, codecs: list[Codec], *, path: str | None = None) -> CodecChain:
+        kinds = [c.kind for c in codecs]
+        if kinds.count("array_bytes") != 1:
+            raise MetadataError(
+                f"a codec chain needs exactly one array->bytes codec, got {[c.name for c in codecs]}",
+                path=path, field="codecs")
+        i = kinds.index("array_bytes")
+        if any(k != "array_array" for k in kinds[:i]) or any(k != "bytes_bytes" for k in kinds[i + 1:]):
+            raise MetadataError(f"codecs out of order: {[c.name for c in codecs]}",
+                                path=path, field="codecs")
+        return cls(tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1:]))
+
+    @property
+    def codecs(self) -> tuple[Codec, ...]:
+        return (*self.array_array, self.array_bytes, *self.bytes_bytes)
+
+    def to_json(self) -> list[dict]:
+        return [c.to_json() for c in self.codecs]
+
+    def inner_spec(self, spec: ChunkSpec) -> ChunkSpec:
+        """The spec the array->bytes codec sees (after every array->array codec)."""
+        for c in self.array_array:
+            spec = c.resolve(spec)
+        return spec
+
+    def decode_bytes(self, data: Any) -> Any:
+        for codec in reversed(self.bytes_bytes):
+            data = _run(codec, data, None)
+        return data
+
+    def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
+        """Encoded chunk bytes to the decoded chunk array of ``spec.shape``."""
+        specs = [spec]
+        for c in self.array_array:
+            specs.append(c.resolve(specs[-1]))
+        data = self.decode_bytes(data)
+        arr = _run(self.array_bytes, data, specs[-1])
+        for codec, s in zip(reversed(self.array_array), reversed(specs[:-1]), strict=True):
+            arr = _run(codec, arr, s)
+        if arr.shape != spec.shape:
+            raise ChunkDecodeError(f"decoded chunk has shape {arr.shape}, expected {spec.shape}")
+        return arr
+
+
+def _run(codec: Codec, data: Any, spec: ChunkSpec | None) -> Any:
+    """Run one codec, turning its failures into ChunkDecodeError naming it."""
+    try:
+        return codec.decode(data, spec)
+    except ChunkDecodeError as exc:
+        if exc.codec is None:
+            exc.codec = codec.name
+        raise
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any codec failure is a decode failure
+        text = str(exc) or type(exc).__name__
+        cls = ChecksumError if "checksum" in text.lower() else ChunkDecodeError
+        raise cls(f"codec {codec.name!r} failed: {text}", codec=codec.name) from exc
+
+
+def with_dtype(spec: ChunkSpec, dtype: np.dtype) -> ChunkSpec:
+    return replace(spec, dtype=np.dtype(dtype))

@@ -1,0 +1,321 @@
+"""Groups and arrays: ``open(url)`` and the objects it returns.
+
+Finding a node costs one round trip: ``zarr.json``, ``.zarray``, ``.zgroup``, ``.zattrs`` (and the
+root's ``.zmetadata``) are requested together. Consolidated metadata (v2 ``.zmetadata``, v3 inline
+``consolidated_metadata``) answers every later question about descendants without a request.
+Without it, a group lists its directory; in v3 a child directory with no ``zarr.json`` is an
+implicit group (v3 core spec, "Implicit groups").
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from . import scheduler
+from .errors import MetadataError, NodeNotFoundError, ZarrfsError
+from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
+from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
+from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
+from .reader import ArrayReader, ChunkEvent, Target
+from .store import ByteRequest, Store
+
+_DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+
+
+def _join(*parts: str) -> str:
+    return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
+
+
+class Hierarchy:
+    """A store plus what is known about its nodes (the metadata cache of one open store)."""
+
+    def __init__(self, store: Store, consolidated: bool | None):
+        self.store = store
+        self.use_consolidated = consolidated
+        self.nodes: dict[str, Metadata | None] = {}
+        self.consolidated: dict[str, Metadata] | None = None
+        self._lock = threading.Lock()
+
+    def load_root(self) -> Metadata:
+        keys = [*_DOCS, ".zmetadata"] if self.use_consolidated is not False else list(_DOCS)
+        got = dict(zip(keys, self.store.fetch([ByteRequest(k) for k in keys]), strict=True))
+        meta = self._parse(got, "")
+        if meta is None:
+            meta = self._implicit("")
+        if meta is None:
+            raise NodeNotFoundError(f"no Zarr group or array at {self.store.url}",
+                                    path=self.store.url)
+        if self.use_consolidated is not False:
+            if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
+                self.consolidated = meta.consolidated
+            elif got.get(".zmetadata") is not None:
+                where = f"{self.store.url}/.zmetadata"
+                nodes = parse_zmetadata(load_json(got[".zmetadata"], path=where), path=where)
+                nodes.pop("", None)
+                self.consolidated = nodes
+        self.nodes[""] = meta
+        return meta
+
+    def metadata(self, path: str) -> Metadata | None:
+        """The metadata of the node at ``path``, or None when there is none."""
+        with self._lock:
+            if path in self.nodes:
+                return self.nodes[path]
+        if self.consolidated is not None:
+            meta = self.consolidated.get(path)
+            if meta is None and any(k.startswith(path + "/") for k in self.consolidated):
+                meta = GroupMetadata(3, implicit=True)
+        else:
+            keys = [f"{path}/{d}" for d in _DOCS]
+            got = dict(zip(_DOCS, self.store.fetch([ByteRequest(k) for k in keys]), strict=True))
+            meta = self._parse(got, path) or self._implicit(path)
+        with self._lock:
+            self.nodes[path] = meta
+        return meta
+
+    def _parse(self, got: dict, path: str) -> Metadata | None:
+        where = f"{self.store.url}/{path}".rstrip("/")
+        if got.get("zarr.json") is not None:
+            return parse_v3(load_json(got["zarr.json"], path=f"{where}/zarr.json"),
+                            path=f"{where}/zarr.json")
+        attrs = None
+        if got.get(".zattrs") is not None:
+            attrs = load_json(got[".zattrs"], path=f"{where}/.zattrs")
+        if got.get(".zarray") is not None:
+            return parse_zarray(load_json(got[".zarray"], path=f"{where}/.zarray"), attrs,
+                                path=f"{where}/.zarray")
+        if got.get(".zgroup") is not None:
+            return parse_zgroup(load_json(got[".zgroup"], path=f"{where}/.zgroup"), attrs,
+                                path=f"{where}/.zgroup")
+        return None
+
+    def _implicit(self, path: str) -> GroupMetadata | None:
+        """A v3 implicit group: a directory with no metadata but with nodes below it."""
+        dirs, _ = self.store.list_dir(path)
+        for d in dirs:
+            child = _join(path, d)
+            if self.metadata(child) is not None:
+                return GroupMetadata(3, implicit=True)
+        return None
+
+    def children(self, path: str, zarr_format: int) -> list[str]:
+        """Sorted names of the nodes directly below ``path``."""
+        if self.consolidated is not None:
+            prefix = f"{path}/" if path else ""
+            names = {k[len(prefix):].split("/", 1)[0] for k in self.consolidated
+                     if k.startswith(prefix) and k != path}
+            return sorted(n for n in names if n)
+        dirs, _ = self.store.list_dir(path)
+        names = []
+        for d in dirs:
+            meta = self.metadata(_join(path, d))
+            if meta is not None and (zarr_format == 3 or meta.zarr_format == 2):
+                names.append(d)
+        return sorted(names)
+
+
+class Node:
+    """What groups and arrays share."""
+
+    kind = "node"
+
+    def __init__(self, hierarchy: Hierarchy, path: str, meta: Metadata):
+        self._hierarchy = hierarchy
+        self.path = path
+        self.metadata = meta
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def url(self) -> str:
+        return _join(self._hierarchy.store.url, self.path) if self.path else \
+            self._hierarchy.store.url
+
+    @property
+    def store(self) -> Store:
+        return self._hierarchy.store
+
+    @property
+    def zarr_format(self) -> int:
+        return self.metadata.zarr_format
+
+    @property
+    def attrs(self) -> dict:
+        return self.metadata.attributes
+
+    @property
+    def stored_metadata(self) -> dict:
+        return self.metadata.document
+
+    @property
+    def implicit(self) -> bool:
+        return isinstance(self.metadata, GroupMetadata) and self.metadata.implicit
+
+    def __repr__(self) -> str:
+        return f"<zarrfs {type(self).__name__} {self.url!r}>"
+
+
+class Group(Node):
+    kind = "group"
+
+    def keys(self) -> list[str]:
+        return self._hierarchy.children(self.path, self.zarr_format)
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self[name]
+        except NodeNotFoundError:
+            return False
+        return True
+
+    def __getitem__(self, name: str) -> Group | Array:
+        parts = [p for p in name.split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            raise NodeNotFoundError(f"invalid node name {name!r}", path=self.url)
+        path = _join(self.path, *parts)
+        meta = self._hierarchy.metadata(path)
+        if meta is None:
+            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=_join(self.url, name))
+        return _node(self._hierarchy, path, meta)
+
+    def members(self) -> list[tuple[str, Group | Array]]:
+        return [(n, self[n]) for n in self.keys()]
+
+    def arrays(self) -> list[tuple[str, Array]]:
+        return [(n, m) for n, m in self.members() if isinstance(m, Array)]
+
+    def groups(self) -> list[tuple[str, Group]]:
+        return [(n, m) for n, m in self.members() if isinstance(m, Group)]
+
+
+class Array(Node):
+    kind = "array"
+    metadata: ArrayMetadata
+
+    def __init__(self, hierarchy: Hierarchy, path: str, meta: ArrayMetadata):
+        super().__init__(hierarchy, path, meta)
+        self._reader = ArrayReader(hierarchy.store, path, meta)
+
+    # ------------------------------------------------------------ description
+    shape = property(lambda self: self.metadata.shape)
+    ndim = property(lambda self: len(self.metadata.shape))
+    size = property(lambda self: math.prod(self.metadata.shape))
+    dtype = property(lambda self: self.metadata.data_type.dtype)
+    data_type = property(lambda self: self.metadata.data_type.name)
+    chunks = property(lambda self: self._reader.chunk_shape)
+    order = property(lambda self: self.metadata.order)
+    dimension_names = property(lambda self: self.metadata.dimension_names)
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        return self.metadata.chunk_shape if self._reader.sharding else None
+
+    @property
+    def fill_value(self):
+        fill = self.metadata.fill_value
+        return fill if self.dtype.kind == "O" else np.asarray(fill, dtype=self.dtype)[()]
+
+    @property
+    def codecs(self) -> list[dict]:
+        chain = self.metadata.codecs
+        return [c.to_json() for c in chain.codecs if c.name != "v2_layout"]
+
+    @property
+    def nbytes(self) -> int | None:
+        return None if self.dtype.kind == "O" else self.size * self.dtype.itemsize
+
+    @property
+    def chunk_grid_shape(self) -> tuple[int, ...]:
+        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunks, strict=True))
+
+    def chunk_key(self, chunk_coords) -> str:
+        return self._reader.chunk_key(tuple(chunk_coords))
+
+    def chunk_region(self, chunk_coords) -> tuple[slice, ...]:
+        return tuple(slice(i * c, min((i + 1) * c, n))
+                     for i, c, n in zip(chunk_coords, self.chunks, self.shape, strict=True))
+
+    def chunks_in(self, selection=...) -> list[tuple[int, ...]]:
+        return chunks_in(normalize_selection(selection, self.shape), self.chunks)
+
+    def stored_size(self) -> int:
+        prefix = f"{self.path}/" if self.path else ""
+        sizes = self.store.list_prefix_sizes(self.path)
+        return sum(n for k, n in sizes.items()
+                   if k.startswith(prefix) and k.rsplit("/", 1)[-1] not in (*_DOCS, ".zmetadata"))
+
+    # ---------------------------------------------------------------- reading
+    def _empty(self, shape) -> np.ndarray:
+        return np.empty(shape, dtype=self.dtype)
+
+    def read(self, selection=..., out: np.ndarray | None = None) -> np.ndarray:
+        dims = normalize_selection(selection, self.shape)
+        shape = out_shape(dims)
+        if out is None:
+            out = self._empty(shape)
+        elif out.shape != shape:
+            raise ValueError(f"out has shape {out.shape}, the selection {shape}")
+        self._reader.execute([(r, out) for r in plan(dims, self.chunks, self.shape)])
+        return out
+
+    def __getitem__(self, selection):
+        out = self.read(selection)
+        return out[()] if out.ndim == 0 else out
+
+    def read_flat(self, start: int, stop: int) -> np.ndarray:
+        """Elements ``start:stop`` of the C-order flattened array."""
+        start, stop = max(0, start), min(self.size, stop)
+        result = self._empty(max(0, stop - start))
+        targets: list[Target] = []
+        for offset, box in flat_boxes(start, stop, self.shape):
+            dims = normalize_selection(box, self.shape)
+            shape = out_shape(dims)
+            view = result[offset:offset + math.prod(shape)].reshape(shape)
+            targets.extend((r, view) for r in plan(dims, self.chunks, self.shape))
+        self._reader.execute(targets)
+        return result
+
+    def submit(self, selection=..., priority: int = scheduler.PRIORITY_VISIBLE,
+               on_chunk=None, out: np.ndarray | None = None) -> scheduler.ReadFuture:
+        """A background read; see the package docstring."""
+        dims = normalize_selection(selection, self.shape)
+        if out is None:
+            out = self._empty(out_shape(dims))
+        requests = plan(dims, self.chunks, self.shape)
+        token = scheduler.CancelToken()
+
+        def work():
+            self._reader.execute([(r, out) for r in requests], token=token, on_chunk=on_chunk,
+                                 priority=priority)
+            return out
+
+        return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
+
+
+def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array:
+    return Array(hierarchy, path, meta) if isinstance(meta, ArrayMetadata) else \
+        Group(hierarchy, path, meta)
+
+
+def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001
+    """Open the group or array at ``url`` (see the package docstring)."""
+    store = Store.from_url(str(url), **storage_options)
+    hierarchy = Hierarchy(store, consolidated)
+    try:
+        meta = hierarchy.load_root()
+    except (ZarrfsError, MemoryError):
+        raise
+    except (ValueError, TypeError) as exc:  # a parser bug must not look like a crash
+        raise MetadataError(f"cannot read metadata at {url}: {exc}", path=url) from exc
+    return _node(hierarchy, "", meta)
+
+
+__all__ = ["Array", "ChunkEvent", "Group", "Node", "open"]

@@ -1,0 +1,180 @@
+"""The pure planner: (array shape, chunk shape, selection) -> chunk requests (STYLE 5).
+
+No I/O and no codecs here. A selection is NumPy basic indexing: integers (negative count from the
+end), slices with any step (negative too), ``...`` and ``()``. Each dimension becomes a
+:class:`DimSelection`; the plan is the cartesian product, per chunk, of where to read inside the
+chunk (``chunk_selection``) and where to write in the output (``out_selection``). Negative steps
+read ascending inside the chunk and write descending into the output, so no extra copy is needed.
+The planner is property-tested against NumPy.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .errors import SelectionError
+
+
+@dataclass(frozen=True)
+class DimSelection:
+    """One dimension of a selection, as ascending indices ``start, start+step, ...`` (count of
+    them). ``drop``: an integer index (the dimension disappears); ``reverse``: the output runs
+    backwards (a negative step)."""
+
+    start: int
+    step: int
+    count: int
+    drop: bool = False
+    reverse: bool = False
+
+    @property
+    def stop(self) -> int:
+        """One past the last index read."""
+        return self.start + (self.count - 1) * self.step + 1 if self.count else self.start
+
+
+@dataclass(frozen=True)
+class ChunkRequest:
+    chunk_coords: tuple[int, ...]
+    chunk_selection: tuple[slice | int, ...]
+    out_selection: tuple[slice, ...]
+    #: the chunk region is read whole (every element of the chunk, in order)
+    whole_chunk: bool = False
+
+
+def normalize_selection(selection, shape: tuple[int, ...]) -> tuple[DimSelection, ...]:
+    """NumPy basic indexing to one DimSelection per dimension; SelectionError if it does not fit."""
+    if not isinstance(selection, tuple):
+        selection = (selection,)
+    if sum(1 for s in selection if s is Ellipsis) > 1:
+        raise SelectionError("a selection may hold at most one '...'")
+    n_explicit = sum(1 for s in selection if s is not Ellipsis)
+    if n_explicit > len(shape):
+        raise SelectionError(f"too many indices ({n_explicit}) for an array of {len(shape)} "
+                             f"dimensions")
+    expanded: list = []
+    for s in selection:
+        if s is Ellipsis:
+            expanded.extend([slice(None)] * (len(shape) - n_explicit))
+        else:
+            expanded.append(s)
+    expanded.extend([slice(None)] * (len(shape) - len(expanded)))
+    return tuple(_dim(s, n, axis) for axis, (s, n) in enumerate(zip(expanded, shape, strict=True)))
+
+
+def _dim(sel, n: int, axis: int) -> DimSelection:
+    if isinstance(sel, slice):
+        try:
+            r = range(*sel.indices(n))
+        except (TypeError, ValueError) as exc:
+            raise SelectionError(f"invalid slice {sel!r} on axis {axis}: {exc}") from exc
+        if len(r) == 0:
+            return DimSelection(0, 1, 0)
+        if r.step > 0:
+            return DimSelection(r.start, r.step, len(r))
+        return DimSelection(r[-1], -r.step, len(r), reverse=True)
+    try:
+        i = operator.index(sel)
+    except TypeError as exc:
+        raise SelectionError(f"unsupported index {sel!r} on axis {axis}: only integers, "
+                             "slices and ... are supported") from exc
+    if not -n <= i < n:
+        raise SelectionError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return DimSelection(i % n, 1, 1, drop=True)
+
+
+def out_shape(dims: tuple[DimSelection, ...]) -> tuple[int, ...]:
+    return tuple(d.count for d in dims if not d.drop)
+
+
+def _dim_pieces(d: DimSelection, c: int) -> Iterator[tuple[int, slice | int, slice | None, bool]]:
+    """Per chunk along one dimension: (chunk index, selection in the chunk, selection in the
+    output or None when dropped, whether the whole chunk extent is read)."""
+    if d.count == 0:
+        return
+    last = d.start + (d.count - 1) * d.step
+    for k in range(d.start // c, last // c + 1):
+        lo, hi = k * c, (k + 1) * c
+        first = d.start if d.start >= lo else d.start + -(-(lo - d.start) // d.step) * d.step
+        if first >= hi or first > last:
+            continue
+        final = min(last, first + (hi - 1 - first) // d.step * d.step)
+        n = (final - first) // d.step + 1
+        pos = (first - d.start) // d.step
+        if d.drop:
+            yield k, first - lo, None, False
+            continue
+        in_chunk = slice(first - lo, final - lo + 1, d.step)
+        if d.reverse:
+            top = d.count - 1 - pos
+            out = slice(top, top - n if top - n >= 0 else None, -1)
+        else:
+            out = slice(pos, pos + n)
+        yield k, in_chunk, out, d.step == 1 and first == lo and final == hi - 1
+
+
+def plan(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...],
+         shape: tuple[int, ...]) -> list[ChunkRequest]:
+    """Every chunk the selection touches, in C order of chunk coordinates."""
+    if any(d.count == 0 for d in dims):
+        return []
+    per_dim = [list(_dim_pieces(d, c)) for d, c in zip(dims, chunk_shape, strict=True)]
+    requests = []
+    for combo in itertools.product(*per_dim):
+        coords = tuple(p[0] for p in combo)
+        whole = all(p[3] or (c * (k + 1) > n and _covers_to_edge(p[1], k, c, n))
+                    for p, c, n, k in zip(combo, chunk_shape, shape, coords, strict=True))
+        requests.append(ChunkRequest(
+            chunk_coords=coords,
+            chunk_selection=tuple(p[1] for p in combo),
+            out_selection=tuple(p[2] for p in combo if p[2] is not None),
+            whole_chunk=whole))
+    return requests
+
+
+def _covers_to_edge(sel, k: int, c: int, n: int) -> bool:
+    """An edge chunk read from its start to the array's end counts as whole (overhang aside)."""
+    return isinstance(sel, slice) and sel.start == 0 and sel.step == 1 and sel.stop == n - k * c
+
+
+def chunks_in(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Coordinates of the chunks a selection touches."""
+    if any(d.count == 0 for d in dims):
+        return []
+    per_dim = [[p[0] for p in _dim_pieces(d, c)] for d, c in zip(dims, chunk_shape, strict=True)]
+    return list(itertools.product(*per_dim))
+
+
+def flat_boxes(start: int, stop: int, shape: tuple[int, ...]) -> list[tuple[int, tuple[slice, ...]]]:
+    """A C-order flat element range as at most ``2*ndim`` boxes: (offset in the range, box).
+
+    Each box is a tuple of slices whose elements, in C order, are contiguous in the flat range.
+    """
+    if stop <= start:
+        return []
+    if not shape:
+        return [(0, ())]
+    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+
+    def unravel(i: int) -> list[int]:
+        return [(i // s) % n for s, n in zip(strides, shape, strict=True)]
+
+    boxes: list[tuple[int, tuple[slice, ...]]] = []
+    pos = start
+    while pos < stop:
+        idx = unravel(pos)
+        # the largest aligned block starting at pos that fits before stop
+        axis = len(shape) - 1
+        while axis > 0 and idx[axis] == 0 and pos + strides[axis - 1] <= stop:
+            axis -= 1
+        span = strides[axis]
+        n = min(shape[axis] - idx[axis], (stop - pos) // span)
+        box = tuple([slice(i, i + 1) for i in idx[:axis]] + [slice(idx[axis], idx[axis] + n)]
+                    + [slice(0, m) for m in shape[axis + 1:]])
+        boxes.append((pos - start, box))
+        pos += n * span
+    return boxes

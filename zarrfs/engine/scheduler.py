@@ -1,0 +1,152 @@
+"""The one place for concurrency (STYLE 4): two lazily created, fork-safe priority pools.
+
+* ``decode`` work runs on ``os.cpu_count()`` threads (numcodecs releases the GIL while it
+  decompresses), lowest priority number first, FIFO within a priority.
+* ``io`` work (a whole background read: planning, waiting on fsspec's event loop) runs on a
+  separate, larger pool so that waiting on the network never starves decoding.
+
+A :class:`ReadFuture` is what :meth:`Array.submit` returns: cancellable, with ``out`` filled in
+place as chunks land. After ``fork()`` the child starts with fresh, empty pools (the mount
+daemonizes; threads do not survive a fork).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+
+from .errors import ReadCancelled
+
+PRIORITY_VISIBLE = 0
+PRIORITY_PREFETCH = 10
+
+
+class PriorityPool:
+    """A fixed set of daemon threads taking ``(priority, seq, fn)`` from one heap."""
+
+    def __init__(self, workers: int, name: str):
+        self._workers = workers
+        self._name = name
+        self._heap: list = []
+        self._cond = threading.Condition()
+        self._seq = itertools.count()
+        self._threads: list[threading.Thread] = []
+
+    def submit(self, fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
+        fut: Future = Future()
+        with self._cond:
+            if not self._threads:
+                self._start()
+            heapq.heappush(self._heap, (priority, next(self._seq), fn, fut))
+            self._cond.notify()
+        return fut
+
+    def _start(self) -> None:
+        for i in range(self._workers):
+            t = threading.Thread(target=self._run, name=f"zarrfs-{self._name}-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._heap:
+                    self._cond.wait()
+                _, _, fn, fut = heapq.heappop(self._heap)
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+                fut.set_exception(exc)
+
+
+_lock = threading.Lock()
+_pools: dict[str, PriorityPool] = {}
+
+
+def _pool(name: str) -> PriorityPool:
+    with _lock:
+        pool = _pools.get(name)
+        if pool is None:
+            cpus = os.cpu_count() or 2
+            workers = cpus if name == "decode" else max(8, 2 * cpus)
+            pool = _pools[name] = PriorityPool(workers, name)
+        return pool
+
+
+def run_decode(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
+    return _pool("decode").submit(fn, priority)
+
+
+def run_io(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
+    return _pool("io").submit(fn, priority)
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()
+    _pools.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class CancelToken:
+    """Shared by every task of one read; checked before each fetch and decode."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self, path: str | None = None) -> None:
+        if self._event.is_set():
+            raise ReadCancelled(path=path)
+
+
+class ReadFuture:
+    """A background region read. ``out`` is the output array, filled in place as chunks land."""
+
+    def __init__(self, out, token: CancelToken, inner: Future, path: str):
+        self.out = out
+        self.path = path
+        self._token = token
+        self._inner = inner
+
+    def cancel(self) -> bool:
+        """Stop fetching and decoding what has not started; ``result()`` then raises
+        ReadCancelled. Returns False when the read had already finished."""
+        if self._inner.done():
+            return False
+        self._token.cancel()
+        self._inner.cancel()
+        return True
+
+    def cancelled(self) -> bool:
+        return self._token.cancelled
+
+    def done(self) -> bool:
+        return self._inner.done()
+
+    def result(self, timeout: float | None = None):
+        if self._inner.cancelled():
+            raise ReadCancelled(path=self.path)
+        return self._inner.result(timeout)
+
+    def exception(self, timeout: float | None = None):
+        if self._inner.cancelled():
+            return ReadCancelled(path=self.path)
+        return self._inner.exception(timeout)
+
+    def add_done_callback(self, fn: Callable[[ReadFuture], object]) -> None:
+        self._inner.add_done_callback(lambda _f: fn(self))

@@ -1,0 +1,31 @@
+"""Process-wide counters: what was fetched, decoded and served from cache.
+
+Tests and the front ends read these instead of timing things (STYLE 14). One lock, plain ints.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_FIELDS = ("requests", "bytes_fetched", "chunks_decoded", "cache_hits", "cache_misses",
+           "decode_seconds", "chunks_missing", "chunk_errors")
+_lock = threading.Lock()
+_counters: dict[str, float] = dict.fromkeys(_FIELDS, 0)
+
+
+def add(**increments: float) -> None:
+    with _lock:
+        for name, value in increments.items():
+            _counters[name] += value
+
+
+def snapshot() -> dict[str, float]:
+    """A copy of every counter."""
+    with _lock:
+        return dict(_counters)
+
+
+def reset() -> None:
+    with _lock:
+        for name in _FIELDS:
+            _counters[name] = 0

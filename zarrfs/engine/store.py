@@ -1,0 +1,220 @@
+"""Key/value access to a Zarr store through fsspec, and nothing else.
+
+A :class:`Store` is a filesystem plus a root. It knows three reads (whole objects, byte ranges,
+listings) and turns every outcome into one of two things: a value (``None`` means the object is
+absent, a narrow set of not-found errors) or a :class:`StoreError` chained to its cause. It never
+issues a HEAD on the read path: whole objects are a plain GET, suffix ranges (a shard index at the
+end) a ``Range: bytes=-N``.
+
+Async filesystems (http, s3, gcs) get every request of a batch in flight at once through fsspec's
+own ``cat``/``cat_ranges``; sync ones (local, zip, memory) are read by the caller, which the reader
+spreads over the thread pool. Transient failures are retried a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import fsspec
+from fsspec.core import url_to_fs
+
+from . import stats
+from .errors import StoreError
+
+log = logging.getLogger(__name__)
+
+#: What a fetch returns per request: bytes, or None where the object does not exist.
+Fetched = bytes | None
+
+_RETRIES = 3
+_RETRY_DELAY = 0.2
+_HTTP_TIMEOUT = 30.0  # seconds for a whole request; a stalled server fails instead of hanging
+
+
+@dataclass(frozen=True)
+class ByteRequest:
+    """One read: a whole object (``start is None``), a range ``[start, end)``, or a suffix
+    (``start < 0`` and ``end is None``: the last ``-start`` bytes)."""
+
+    key: str
+    start: int | None = None
+    end: int | None = None
+
+
+def _is_absent(exc: BaseException) -> bool:
+    """The narrow set of errors that mean "no such object" (missing is a value, STYLE 6)."""
+    if isinstance(exc, FileNotFoundError):
+        return True
+    status = getattr(exc, "status", None) or getattr(exc, "code", None)
+    if status in (404, 410):
+        return True
+    # s3fs/gcsfs raise PermissionError-free "NoSuchKey" wrapped as FileNotFoundError already;
+    # zip raises KeyError for a missing member.
+    return isinstance(exc, KeyError)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    status = getattr(exc, "status", None) or getattr(exc, "code", None)
+    if isinstance(status, int) and (status >= 500 or status == 429):
+        return True
+    name = type(exc).__name__
+    return isinstance(exc, (TimeoutError, ConnectionError)) or name in (
+        "ClientPayloadError", "ServerDisconnectedError", "ClientOSError", "ServerTimeoutError",
+        "ClientConnectorError", "ContentLengthError", "TransferEncodingError",
+    )
+
+
+def _default_options(protocol: str) -> dict:
+    if protocol in ("http", "https"):
+        try:
+            import aiohttp
+        except ImportError:  # pragma: no cover - aiohttp comes with the remote extra
+            return {}
+        timeout = aiohttp.ClientTimeout(total=_HTTP_TIMEOUT, sock_connect=10, sock_read=10)
+        return {"client_kwargs": {"timeout": timeout}}
+    return {}
+
+
+@dataclass
+class Store:
+    """An fsspec filesystem rooted at ``root``; keys are "/"-separated paths below it."""
+
+    fs: fsspec.AbstractFileSystem
+    root: str
+    url: str
+    _sep: str = field(default="/", repr=False)
+
+    @classmethod
+    def from_url(cls, url: str, **storage_options) -> Store:
+        protocol = url.split("://", 1)[0] if "://" in url.split("::")[0] else "file"
+        options = {**_default_options(protocol), **storage_options}
+        try:
+            fs, root = url_to_fs(url, **options)
+        except (ImportError, ValueError) as exc:
+            raise StoreError(f"cannot open store {url!r}: {exc}", path=url) from exc
+        return cls(fs=fs, root=root.rstrip("/"), url=url.rstrip("/"))
+
+    @property
+    def is_async(self) -> bool:
+        return bool(getattr(self.fs, "async_impl", False))
+
+    def full_path(self, key: str) -> str:
+        return f"{self.root}/{key}" if self.root else key
+
+    # ------------------------------------------------------------------ reads
+    def get(self, key: str) -> Fetched:
+        """One whole object, or None when absent."""
+        return self.fetch([ByteRequest(key)])[0]
+
+    def fetch(self, requests: Sequence[ByteRequest]) -> list[Fetched]:
+        """Every request at once; absent objects come back as None, failures raise StoreError."""
+        if not requests:
+            return []
+        results: list[Fetched | BaseException] = self._fetch_once(requests)
+        for attempt in range(1, _RETRIES + 1):
+            retry = [i for i, r in enumerate(results)
+                     if isinstance(r, BaseException) and _is_transient(r)]
+            if not retry:
+                break
+            log.info("retrying %d of %d requests (attempt %d)", len(retry), len(requests), attempt)
+            time.sleep(_RETRY_DELAY * attempt)
+            again = self._fetch_once([requests[i] for i in retry])
+            for i, r in zip(retry, again, strict=True):
+                results[i] = r
+        out: list[Fetched] = []
+        for req, r in zip(requests, results, strict=True):
+            if isinstance(r, BaseException):
+                raise StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(r)}",
+                                 path=self.url, key=req.key) from r
+            out.append(r)
+        return out
+
+    def _fetch_once(self, requests: Sequence[ByteRequest]) -> list[Fetched | BaseException]:
+        paths = [self.full_path(r.key) for r in requests]
+        stats.add(requests=len(requests))
+        try:
+            if all(r.start is None for r in requests):
+                raw = self._cat_whole(paths)
+            else:
+                starts = [r.start for r in requests]
+                ends = [r.end for r in requests]
+                raw = self._cat_ranges(paths, starts, ends)
+        except Exception as exc:  # noqa: BLE001 - the whole batch failed (e.g. connection refused)
+            raw = [exc] * len(paths)
+        out: list[Fetched | BaseException] = []
+        for r in raw:
+            if isinstance(r, BaseException):
+                out.append(None if _is_absent(r) else r)
+            else:
+                data = bytes(r) if not isinstance(r, bytes) else r
+                stats.add(bytes_fetched=len(data))
+                out.append(data)
+        return out
+
+    def _cat_whole(self, paths: list[str]) -> list:
+        if self.is_async and len(paths) > 1:
+            got = self.fs.cat(paths, on_error="return")
+            return [got.get(p, FileNotFoundError(p)) for p in paths]
+        out = []
+        for p in paths:
+            try:
+                out.append(self.fs.cat_file(p))
+            except Exception as exc:  # noqa: BLE001 - sorted out by the caller
+                out.append(exc)
+        return out
+
+    def _cat_ranges(self, paths, starts, ends) -> list:
+        if self.is_async:
+            return self.fs.cat_ranges(paths, starts, ends, on_error="return")
+        out = []
+        for p, s, e in zip(paths, starts, ends, strict=True):
+            try:
+                out.append(self.fs.cat_file(p, start=s, end=e))
+            except Exception as exc:  # noqa: BLE001
+                out.append(exc)
+        return out
+
+    # --------------------------------------------------------------- listings
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(child directory names, child object names) directly under ``prefix``."""
+        path = self.full_path(prefix.strip("/")) if prefix.strip("/") else self.root
+        try:
+            entries = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            return [], []
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
+                             path=self.url, key=prefix) from exc
+        dirs, files = [], []
+        base = path.rstrip("/")
+        for e in entries:
+            name = e["name"].rstrip("/")
+            if name.startswith(base + "/"):
+                name = name[len(base) + 1:]
+            name = name.rsplit("/", 1)[-1]
+            if not name or name == base.rsplit("/", 1)[-1] and e["type"] != "directory":
+                continue
+            (dirs if e["type"] == "directory" else files).append(name)
+        return sorted(set(dirs)), sorted(set(files))
+
+    def list_prefix_sizes(self, prefix: str) -> dict[str, int]:
+        """Every object below ``prefix`` with its size (for stored-size summaries)."""
+        path = self.full_path(prefix.strip("/")) if prefix.strip("/") else self.root
+        try:
+            found = self.fs.find(path, detail=True)
+        except FileNotFoundError:
+            return {}
+        except Exception as exc:  # noqa: BLE001
+            raise StoreError(f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
+                             path=self.url, key=prefix) from exc
+        base = self.root.rstrip("/") + "/" if self.root else ""
+        return {name[len(base):] if name.startswith(base) else name: int(info.get("size") or 0)
+                for name, info in found.items()}
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
