@@ -600,6 +600,10 @@ def test_bad_v3_data_type_configuration(value):
         ("0x7fc0000", "float32", 3),
         ("0xZZZZZZZZ", "float32", 3),
         ("0x7fc00000ff", "float32", 3),
+        ("0x7fc0_001", "float32", 3),
+        ("0x7f c0 00 01", "float32", 3),
+        ("0x-7fc0001", "float32", 3),
+        ([True, 1], "r16", 3),
         ("nope", "float64", 3),
         (10**400, "float64", 3),
         ([1.0], "complex64", 3),
@@ -633,3 +637,20 @@ def test_bad_fill_values_name_path_and_field(value, data_type_json, zarr_format)
     with pytest.raises(MetadataError) as info:
         parse_fill_value(value, data_type, zarr_format, path="grp/arr")
     assert info.value.path == "grp/arr" and info.value.field == "fill_value"
+
+
+@pytest.mark.parametrize(
+    ("data_type_json", "fill", "pattern"),
+    [
+        ("float16", "0x7c01", 0x7C01),
+        ("float32", "0x7f800001", 0x7F800001),
+        ("float32", "0xFF800002", 0xFF800002),
+        ("float64", "0x7ff0000000000001", 0x7FF0000000000001),
+        ("float64", "0x8000000000000000", 0x8000000000000000),
+    ],
+)
+def test_signaling_nan_patterns_are_not_quieted(data_type_json, fill, pattern):
+    """zarr-python goes through Python floats (which quiet signaling NaNs); we keep the bits."""
+    data_type = parse_v3_data_type(data_type_json)
+    ours = parse_fill_value(fill, data_type, 3)
+    assert ours.tobytes() == np.array(pattern, f"=u{data_type.dtype.itemsize}").tobytes()

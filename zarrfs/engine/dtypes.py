@@ -368,13 +368,13 @@ def _fill_float(value: Any, dtype: np.dtype) -> np.ndarray:
         raise TypeError(value)
     if value in _SPECIAL_FLOATS:
         return np.array(_SPECIAL_FLOATS[value], dtype)
-    if value[:2].lower() == "0x":
-        digits = value[2:]
-        if len(digits) == 2 * dtype.itemsize:
-            bits = np.array(int(digits, 16), f"u{dtype.itemsize}")
-            return bits.view(dtype).reshape(())
-        # zarr-python reads the digit count as the width: a float32 pattern for a float64 array
-        width = _HEX_WIDTHS[len(digits)]
+    hex_digits = re.fullmatch(r"0[xX]([0-9a-fA-F]+)", value)
+    if hex_digits:
+        digits = hex_digits.group(1)
+        # the digit count gives the width, as zarr-python reads it (a float32 pattern on a
+        # float64 array is converted); the same width is a pure reinterpretation of the bits
+        width = dtype.newbyteorder(">") if len(digits) == 2 * dtype.itemsize else None
+        width = width or _HEX_WIDTHS[len(digits)]
         return np.frombuffer(bytes.fromhex(digits), width).astype(dtype).reshape(())
     return np.array(float(value), dtype)
 
@@ -403,7 +403,7 @@ def _decode_bytes(value: Any) -> bytes:
     """Base64 text (v2 spec, and zarr-python for v3) or a JSON list of byte values (v3 ``r*``)."""
     if isinstance(value, str):
         return base64.b64decode(value.encode("ascii"), validate=True)
-    if isinstance(value, list) and all(isinstance(b, int) and 0 <= b <= 255 for b in value):
+    if isinstance(value, list) and all(type(b) is int and 0 <= b <= 255 for b in value):
         return bytes(value)
     if value == 0 and not isinstance(value, bool):
         return b""
