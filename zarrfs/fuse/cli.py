@@ -1,0 +1,106 @@
+"""``zarrfs mount`` and ``zarrfs unmount``: argument parsing only; the work is in ``daemon``.
+
+``zarrfs/cli.py`` calls :func:`add_parsers` with its subparsers and a parent parser carrying the
+storage flags (``--anon``, ``--endpoint-url``, ``-O key=value``). Nothing here loads libfuse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
+    mount = subparsers.add_parser(
+        "mount",
+        parents=[common],
+        help="mount a Zarr store read-only as a folder of ordinary files",
+        description="Mount URL read-only at MOUNTPOINT: groups and arrays become directories, "
+        "arrays offer data.npy/data.raw/data.tif and planes/. Daemonizes unless --foreground.",
+    )
+    mount.add_argument("url", help="store URL or path (local, file://, http(s)://, s3://, ...)")
+    mount.add_argument("mountpoint", help="an existing directory")
+    mount.add_argument(
+        "-o", dest="mount_options", action="append", default=[], metavar="OPT[,OPT...]",
+        help="mount options: ttl=SECONDS, png, csv, prefetch=SIZE, cache_size=SIZE, "
+        "allow_other, uid=N, gid=N, consolidated=yes|no|auto, log_level=LEVEL, anon, "
+        "endpoint_url=URL, so.KEY=VALUE; mount(8)'s own options (ro, noauto, _netdev ...) "
+        "are ignored",
+    )
+    mount.add_argument("-f", "--foreground", action="store_true",
+                       help="stay in the foreground (logs to stderr)")
+    mount.add_argument("--log-file", metavar="FILE", help="append the daemon's log to FILE")
+    mount.set_defaults(handler=run_mount)
+
+    unmount = subparsers.add_parser(
+        "unmount", help="unmount a zarrfs mount (also a stale one left by a killed daemon)"
+    )
+    unmount.add_argument("mountpoint")
+    unmount.set_defaults(handler=run_unmount)
+
+
+def run_mount(args: argparse.Namespace) -> int:
+    from .daemon import mount
+    from .options import parse_mount_options
+
+    try:
+        options = parse_mount_options(args.mount_options)
+    except ValueError as error:
+        print(f"zarrfs mount: {error}", file=sys.stderr)
+        return 2
+    storage = storage_options_from_args(args)
+    return mount(args.url, args.mountpoint, options, storage, foreground=args.foreground,
+                 log_file=args.log_file)
+
+
+def run_unmount(args: argparse.Namespace) -> int:
+    from .daemon import unmount
+
+    return unmount(args.mountpoint)
+
+
+def storage_options_from_args(args: argparse.Namespace) -> dict:
+    """The storage options of the common flags (the main CLI's helper when it has one)."""
+    try:
+        from zarrfs import cli as main_cli
+
+        helper = getattr(main_cli, "storage_options_from_args", None) or getattr(
+            main_cli, "storage_options", None)
+    except ImportError:
+        helper = None
+    if helper is not None:
+        return dict(helper(args))
+    options: dict = {}
+    if getattr(args, "anon", False):
+        options["anon"] = True
+    if getattr(args, "endpoint_url", None):
+        options["endpoint_url"] = args.endpoint_url
+    for item in getattr(args, "storage_option", None) or getattr(args, "O", None) or []:
+        key, _, value = item.partition("=")
+        options[key] = _parse_value(value)
+    return options
+
+
+def _parse_value(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (``python -m zarrfs.fuse.cli mount ...``) for tests and helpers."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--anon", action="store_true")
+    common.add_argument("--endpoint-url")
+    common.add_argument("-O", dest="storage_option", action="append", default=[])
+    parser = argparse.ArgumentParser(prog="zarrfs")
+    subparsers = parser.add_subparsers(required=True)
+    add_parsers(subparsers, common)
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Mounting and unmounting: daemonize, open the store, serve until unmounted.
+
+The daemon forks *before* it opens the store: fsspec's async filesystems (http, s3, gcs) and the
+engine's pools do not survive ``fork()``. A pipe from the daemon back to the calling process
+carries either ``ready`` (sent from FUSE ``init``, i.e. the kernel mount is live) or the error that
+prevented the mount, so ``zarrfs mount`` exits non-zero with the reason on the calling terminal.
+SIGINT/SIGTERM/SIGHUP are handled by libfuse, which leaves its loop and unmounts cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+
+import zarrfs.engine as engine
+
+from .control import RingLogHandler, control_entries
+from .files import MountStats
+from .options import MountOptions, fuse_mount_kwargs
+from .tree import VirtualTree
+
+log = logging.getLogger(__name__)
+
+READY = b"ready\n"
+
+
+class MountError(Exception):
+    """The mount could not be made; the message is for the user's terminal."""
+
+
+def is_mounted(mountpoint: str) -> bool:
+    """True if ``mountpoint`` is in the mount table, also when its daemon died (stale)."""
+    wanted = {os.fsencode(os.path.abspath(mountpoint))}
+    try:
+        wanted.add(os.fsencode(os.path.realpath(mountpoint)))
+    except OSError:  # a stale FUSE mount cannot be resolved
+        pass
+    try:
+        with open("/proc/self/mountinfo", "rb") as table:
+            lines = table.read().splitlines()
+    except OSError:
+        return os.path.ismount(mountpoint)
+    octal = re.compile(rb"\\([0-7]{3})")
+    for line in lines:
+        field = octal.sub(lambda match: bytes([int(match.group(1), 8)]), line.split()[4])
+        if field in wanted:
+            return True
+    return False
+
+
+def normalize_url(url: str) -> str:
+    """Local paths become absolute: the daemon changes to ``/``."""
+    if "://" in url or "::" in url:
+        return url
+    return os.path.abspath(os.path.expanduser(url))
+
+
+def check_mountpoint(mountpoint: str) -> str:
+    path = os.path.abspath(os.path.expanduser(mountpoint))
+    if is_mounted(path):
+        raise MountError(f"{path} is already a mount point (zarrfs unmount {path} first)")
+    if not os.path.isdir(path):
+        raise MountError(f"mount point {path} does not exist or is not a directory")
+    return path
+
+
+def mount(url: str, mountpoint: str, options: MountOptions, storage_options: dict,
+          foreground: bool = False, log_file: str | None = None) -> int:
+    """Mount and return an exit code; by default returns once the daemon's mount is live."""
+    try:
+        mountpoint = check_mountpoint(mountpoint)
+    except MountError as error:
+        print(f"zarrfs mount: {error}", file=sys.stderr)
+        return 1
+    url = normalize_url(url)
+    log_file = os.path.abspath(log_file) if log_file else None
+    if foreground:
+        return serve(url, mountpoint, options, storage_options, log_file, foreground=True)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child; covered by the mount tests
+        os.close(read_end)
+        _daemon_child(url, mountpoint, options, storage_options, log_file, write_end)
+    os.close(write_end)
+    os.waitpid(pid, 0)  # the first child exits as soon as it has forked the daemon
+    with os.fdopen(read_end, "rb") as status:
+        message = status.read()
+    if message.startswith(READY):
+        return 0
+    text = message.decode("utf8", "replace").strip() or "the mount daemon exited without a word"
+    print(f"zarrfs mount: {text}", file=sys.stderr)
+    return 1
+
+
+def _daemon_child(url, mountpoint, options, storage_options, log_file, write_end) -> None:
+    """Double fork into a session of its own, then serve; never returns."""
+    code = 1
+    try:
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        os.chdir("/")
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1):
+            os.dup2(devnull, fd)
+        captured = tempfile.TemporaryFile()  # libfuse writes its mount errors to stderr
+        os.dup2(captured.fileno(), 2)
+        status = os.fdopen(write_end, "wb", buffering=0)
+
+        def ready() -> None:
+            os.dup2(_after_ready_fd(log_file, devnull), 2)
+            _send(status, READY)
+
+        def failed(message: str) -> None:
+            captured.seek(0)
+            details = captured.read().decode("utf8", "replace").strip()
+            _send(status, (message + (f" ({details})" if details else "")).encode())
+
+        code = serve(url, mountpoint, options, storage_options, log_file, foreground=False,
+                     on_ready=ready, on_failure=failed)
+    except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _after_ready_fd(log_file: str | None, devnull: int) -> int:
+    if log_file:
+        return os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    return devnull
+
+
+def _send(status, message: bytes) -> None:
+    try:
+        status.write(message)
+        status.close()
+    except OSError:
+        pass  # the caller is gone; nothing to tell
+
+
+def serve(url: str, mountpoint: str, options: MountOptions, storage_options: dict,
+          log_file: str | None, foreground: bool,
+          on_ready: Callable[[], None] | None = None,
+          on_failure: Callable[[str], None] | None = None) -> int:
+    """Open the store, mount, and serve until unmounted (in this process). Returns an exit code."""
+    from ._fuselib import FUSE  # loads libfuse: only in the process that serves
+
+    from .operations import ZarrfsOperations
+
+    ring = _setup_logging(options, log_file, foreground)
+
+    def fail(message: str) -> int:
+        log.error("%s", message)
+        if on_failure is not None:
+            on_failure(message)
+        else:
+            print(f"zarrfs mount: {message}", file=sys.stderr)
+        return 1
+
+    try:
+        if options.cache_size is not None:
+            engine.set_cache_size(options.cache_size)
+        open_root = _root_opener(url, options, storage_options)
+        first = open_root()
+    except Exception as error:  # noqa: BLE001 - any failure to open is reported, not raised
+        return fail(f"cannot open {url}: {error}")
+    opened = [first]
+
+    def root():
+        return opened.pop() if opened else open_root()
+
+    tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
+    operations = ZarrfsOperations(tree, on_ready=on_ready)
+    kwargs = fuse_mount_kwargs(options, fsname=url)
+    log.info("mounting %s at %s", url, mountpoint)
+    try:
+        FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug, **kwargs)
+    except Exception as error:  # noqa: BLE001
+        return fail(f"cannot mount {url} at {mountpoint}: {error}")
+    return 0
+
+
+def _root_opener(url: str, options: MountOptions, storage_options: dict):
+    storage = dict(storage_options)
+    if options.anon:
+        storage.setdefault("anon", True)
+    if options.endpoint_url:
+        storage.setdefault("endpoint_url", options.endpoint_url)
+    for key, value in options.storage:
+        storage.setdefault(key, _option_value(value))
+    consolidated = options.consolidated
+
+    def open_root():
+        return engine.open(url, consolidated=consolidated, **storage)
+
+    return open_root
+
+
+def _option_value(text: str):
+    """``so.KEY=VALUE`` values are JSON when they parse (true, 3, {...}), else strings."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool):
+    ring = RingLogHandler()
+    root = logging.getLogger()
+    root.setLevel(options.log_level)
+    root.addHandler(ring)
+    formatter = logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    if log_file:
+        handler: logging.Handler = logging.FileHandler(log_file)
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    if foreground:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(formatter)
+        root.addHandler(handler)
+    return ring
+
+
+def unmount(mountpoint: str) -> int:
+    """Unmount, also a stale mount whose daemon was killed: ``-u``, then lazy ``-uz``."""
+    path = os.path.abspath(os.path.expanduser(mountpoint))
+    if not is_mounted(path):
+        print(f"zarrfs unmount: {path} is not mounted", file=sys.stderr)
+        return 1
+    last_error = ""
+    for command in _unmount_commands(path):
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode == 0 and not is_mounted(path):
+            return 0
+        last_error = (result.stderr or result.stdout).strip() or f"{command[0]} failed"
+    print(f"zarrfs unmount: {last_error}", file=sys.stderr)
+    return 1
+
+
+def _unmount_commands(path: str) -> list[list[str]]:
+    for helper in ("fusermount3", "fusermount"):
+        if shutil.which(helper):
+            return [[helper, "-u", path], [helper, "-uz", path]]
+    return [["umount", path], ["umount", "-l", path]]

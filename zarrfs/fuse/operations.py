@@ -1,0 +1,181 @@
+"""The FUSE operations: thin answers over the virtual tree, every one behind ``fuse_errors``.
+
+Read-only throughout: the mount is made with ``-o ro`` and every changing operation answers EROFS
+here as well (a binding without ``ro`` still cannot write). Handles of open files live in a dict
+keyed by the number libfuse stores in ``fi.fh``. Files of known size keep the kernel page cache
+across opens (the store is an immutable snapshot); files of unknown size use direct I/O.
+
+Beware: every attribute of this class named like a FUSE operation is registered as one.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import logging
+import os
+import stat
+import threading
+from collections.abc import Callable
+
+from ._fuselib import FuseOSError, Operations
+from .errnos import ReadOnlyError, fuse_errors
+from .tree import VirtualTree, is_directory
+
+log = logging.getLogger(__name__)
+
+BLOCK_SIZE = 1 << 20  # st_blksize: cp, cat and stdio size their buffers by it
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+class ZarrfsOperations(Operations):
+    use_ns = True  # times as integer nanoseconds (mfusepy)
+
+    def __init__(self, tree: VirtualTree, on_ready: Callable[[], None] | None = None):
+        self._tree = tree
+        self._on_ready = on_ready
+        self._handles: dict[int, object] = {}
+        self._handle_ids = itertools.count(1)
+        self._handles_lock = threading.Lock()
+        self._uid = os.getuid() if tree.options.uid is None else tree.options.uid
+        self._gid = os.getgid() if tree.options.gid is None else tree.options.gid
+        self._mtime_ns = int(tree.mtime * 1e9)
+
+    def init(self, path):
+        """Called once the kernel mount is live: tell whoever waits that we are ready."""
+        log.info("mounted")
+        if self._on_ready is not None:
+            self._on_ready()
+
+    def destroy(self, path):
+        log.info("unmounted")
+
+    # -- reading ------------------------------------------------------------------------------
+    @fuse_errors
+    def getattr(self, path, fh=None):
+        entry = self._tree.resolve(path)
+        common = {
+            "st_uid": self._uid, "st_gid": self._gid, "st_mtime": self._mtime_ns,
+            "st_ctime": self._mtime_ns, "st_atime": self._mtime_ns, "st_blksize": BLOCK_SIZE,
+        }
+        if is_directory(entry):
+            return {**common, "st_mode": stat.S_IFDIR | 0o555, "st_nlink": 2, "st_size": 0}
+        size = entry.size
+        return {**common, "st_mode": stat.S_IFREG | 0o444, "st_nlink": 1, "st_size": size,
+                "st_blocks": -(-size // 512)}
+
+    @fuse_errors
+    def readdir(self, path, fh):
+        entry = self._tree.resolve(path)
+        if not is_directory(entry):
+            raise NotADirectoryError(path)
+        return [".", "..", *entry.names()]
+
+    @fuse_errors
+    def access(self, path, amode):
+        self._tree.resolve(path)
+        if amode & os.W_OK:
+            raise ReadOnlyError()
+        return 0
+
+    @fuse_errors
+    def open(self, path, fi):
+        if fi.flags & _WRITE_FLAGS:
+            raise ReadOnlyError()
+        entry = self._tree.resolve(path)
+        if is_directory(entry):
+            raise IsADirectoryError(path)
+        handle = entry.open()
+        with self._handles_lock:
+            number = next(self._handle_ids)
+            self._handles[number] = handle
+        fi.fh = number
+        fi.direct_io = 1 if entry.direct_io else 0
+        fi.keep_cache = 1 if (self._tree.options.keep_page_cache and not entry.direct_io) else 0
+        self._tree.stats.add("opens")
+        return 0
+
+    @fuse_errors
+    def read(self, path, size, offset, fi):
+        handle = self._handles.get(fi.fh)
+        if handle is None:
+            raise FuseOSError(errno.EBADF)
+        try:
+            return handle.read(offset, size)
+        except Exception:
+            self._tree.stats.add("read_errors")
+            raise
+
+    @fuse_errors
+    def release(self, path, fi):
+        with self._handles_lock:
+            handle = self._handles.pop(fi.fh, None)
+        if handle is not None:
+            handle.release()
+        return 0
+
+    @fuse_errors
+    def statfs(self, path):
+        return {"f_bsize": BLOCK_SIZE, "f_frsize": BLOCK_SIZE, "f_namemax": 255,
+                "f_blocks": 0, "f_bfree": 0, "f_bavail": 0, "f_files": 0, "f_ffree": 0}
+
+    # -- everything that would change the mount -----------------------------------------------
+    @fuse_errors
+    def write(self, path, data, offset, fi):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def create(self, path, mode, fi=None):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def truncate(self, path, length, fh=None):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def mkdir(self, path, mode):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def mknod(self, path, mode, dev):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def rmdir(self, path):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def unlink(self, path):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def rename(self, path, new_path):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def symlink(self, path, source):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def link(self, path, source):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def chmod(self, path, mode):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def chown(self, path, uid, gid):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def utimens(self, path, times=None):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def setxattr(self, path, name, value, options, position=0):
+        raise ReadOnlyError()
+
+    @fuse_errors
+    def removexattr(self, path, name):
+        raise ReadOnlyError()

@@ -1,0 +1,182 @@
+"""Mount options: the ``-o a,b=c`` strings parsed once into a frozen dataclass.
+
+The same parser serves ``zarrfs mount -o ...`` and the ``mount.zarrfs`` helper that mount(8) calls
+for an /etc/fstab line, so options that belong to mount(8) itself (``ro``, ``noauto``, ``_netdev``
+...) are dropped here, in one table, instead of being rejected.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+#: The store is an immutable snapshot by default: the kernel may keep attributes, names and pages
+#: this long (seconds). ``ttl=`` shortens it when the data can change under the mount.
+SNAPSHOT_TIMEOUT = 86400.0
+
+#: Options mount(8), systemd and fstab pass that are not ours; accepted and ignored.
+SYSTEM_OPTIONS = frozenset(
+    {
+        "rw", "ro", "auto", "noauto", "user", "nouser", "users", "owner", "group", "_netdev",
+        "nofail", "defaults", "exec", "noexec", "suid", "nosuid", "dev", "nodev", "sync", "async",
+        "atime", "noatime", "relatime", "norelatime", "strictatime", "nodiratime", "diratime",
+        "lazytime", "silent", "loud", "nosymfollow", "bg", "fg",
+    }
+)
+SYSTEM_PREFIXES = ("x-", "comment=", "helper=", "context=")
+
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+@dataclass(frozen=True)
+class MountOptions:
+    """Everything ``-o`` can say. Field names are the option names."""
+
+    ttl: float | None = None  # None: snapshot; else attribute/entry/page-cache lifetime (s)
+    png: bool = False  # opt-in 8-bit PNG previews of planes (size known only after encoding)
+    csv: bool = False  # opt-in CSV for small 1-D / 2-D arrays
+    csv_max_elements: int = 1_000_000
+    json_max_elements: int = 10_000_000  # data.json of variable-length arrays
+    prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
+    cache_size: int | None = None  # engine decoded-chunk cache (bytes); None: engine default
+    consolidated: bool | None = None
+    allow_other: bool = False
+    allow_root: bool = False
+    uid: int | None = None
+    gid: int | None = None
+    debug: bool = False  # libfuse debug output (foreground only is useful)
+    log_level: str = "INFO"
+    anon: bool = False  # storage options, so that an fstab line can carry them
+    endpoint_url: str | None = None
+    storage: tuple[tuple[str, str], ...] = field(default=())  # so.KEY=VALUE
+
+    @property
+    def attr_timeout(self) -> float:
+        return SNAPSHOT_TIMEOUT if self.ttl is None else self.ttl
+
+    @property
+    def keep_page_cache(self) -> bool:
+        """Keep the kernel page cache across opens: only while the store is a snapshot."""
+        return self.ttl is None
+
+
+def parse_size(text: str) -> int:
+    """``"512M"`` -> bytes; K/M/G/T are powers of 1024, an optional trailing ``B`` or ``iB``."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
+    if not match:
+        raise ValueError(f"not a size: {text!r} (examples: 1048576, 512M, 2G)")
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("1", "yes", "true", "on", ""):
+        return True
+    if lowered in ("0", "no", "false", "off"):
+        return False
+    raise ValueError(f"not a yes/no value: {text!r}")
+
+
+def _parse_consolidated(text: str) -> bool | None:
+    return None if text.lower() == "auto" else _parse_bool(text)
+
+
+def _parse_log_level(text: str) -> str:
+    level = text.upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        raise ValueError(f"log_level must be DEBUG, INFO, WARNING or ERROR, not {text!r}")
+    return level
+
+
+def _parse_ttl(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError("ttl must be >= 0 seconds")
+    return value
+
+
+#: option name -> parser of its value (a flag given without ``=`` parses "").
+_PARSERS = {
+    "ttl": _parse_ttl,
+    "png": _parse_bool,
+    "csv": _parse_bool,
+    "csv_max_elements": int,
+    "json_max_elements": int,
+    "prefetch": parse_size,
+    "cache_size": parse_size,
+    "consolidated": _parse_consolidated,
+    "allow_other": _parse_bool,
+    "allow_root": _parse_bool,
+    "uid": int,
+    "gid": int,
+    "debug": _parse_bool,
+    "log_level": _parse_log_level,
+    "anon": _parse_bool,
+    "endpoint_url": str,
+}
+
+
+def split_option_strings(option_strings: Iterable[str]) -> list[str]:
+    """``["a,b=1", "c"]`` -> ``["a", "b=1", "c"]`` (``-o`` may be given several times)."""
+    return [item.strip() for text in option_strings for item in text.split(",") if item.strip()]
+
+
+def is_system_option(item: str) -> bool:
+    return item in SYSTEM_OPTIONS or item.startswith(SYSTEM_PREFIXES)
+
+
+def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
+    """Parse ``-o`` strings; mount(8)'s own options are dropped, unknown ones raise ValueError."""
+    values: dict[str, object] = {}
+    storage: list[tuple[str, str]] = []
+    for item in split_option_strings(option_strings):
+        if is_system_option(item):
+            continue
+        name, has_value, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if name.startswith("so.") and has_value:
+            storage.append((name[3:], raw))
+            continue
+        parser = _PARSERS.get(name)
+        if parser is None:
+            known = ", ".join(sorted(_PARSERS)) + ", so.KEY=VALUE"
+            raise ValueError(f"unknown mount option {name!r} (known: {known})")
+        if not has_value and parser not in (_parse_bool,):
+            raise ValueError(f"mount option {name!r} needs a value: {name}=...")
+        try:
+            values[name] = parser(raw)
+        except ValueError as error:
+            raise ValueError(f"mount option {name!r}: {error}") from None
+    if storage:
+        values["storage"] = tuple(storage)
+    return MountOptions(**values)  # type: ignore[arg-type]
+
+
+def with_storage_flags(options: MountOptions, anon: bool, endpoint_url: str | None) -> MountOptions:
+    """Fold the command line's --anon / --endpoint-url into the options (the flags win)."""
+    changes: dict[str, object] = {}
+    if anon:
+        changes["anon"] = True
+    if endpoint_url:
+        changes["endpoint_url"] = endpoint_url
+    return dataclasses.replace(options, **changes) if changes else options
+
+
+def fuse_mount_kwargs(options: MountOptions, fsname: str) -> dict[str, object]:
+    """The libfuse ``-o`` options for this mount (read-only, long timeouts, big reads)."""
+    kwargs: dict[str, object] = {
+        "ro": True,
+        "fsname": fsname.replace(",", "_"),
+        "subtype": "zarrfs",
+        "attr_timeout": options.attr_timeout,
+        "entry_timeout": options.attr_timeout,
+        "negative_timeout": options.attr_timeout,
+        "default_permissions": True,
+    }
+    if options.allow_other:
+        kwargs["allow_other"] = True
+    if options.allow_root:
+        kwargs["allow_root"] = True
+    return kwargs
