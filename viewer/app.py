@@ -1,0 +1,106 @@
+"""Start the viewer: the QApplication, theme, and the ``--screenshot`` mode.
+
+``--screenshot`` opens the store, shows the node, waits until nothing is loading (tree listings,
+metadata and every tile of the plane), saves the window and exits: used for documentation and
+for checks, and works headless with ``QT_QPA_PLATFORM=offscreen``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+logger = logging.getLogger(__name__)
+
+
+def make_app(argv: list[str] | None = None):
+    """The QApplication (created once), with the dark theme and pyqtgraph's options set."""
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else [sys.argv[0]])
+        app.setApplicationName("zarrfs viewer")
+        app.setOrganizationName("zarrfs")
+        app.setDesktopFileName("zarrfs-viewer")
+        from .resources import style_sheet
+
+        app.setStyleSheet(style_sheet("dark"))
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(imageAxisOrder="row-major", antialias=False)
+    return app
+
+
+def is_idle(window) -> bool:
+    """Nothing in flight: no background task, no tile, no pending node to select."""
+    if window.background.pending:
+        return False
+    if window.stack.currentWidget() is window.image and window.image.busy:
+        return False
+    return window.root is not None or bool(window.message_bar.messages())
+
+
+def wait_until_idle(app, window, timeout: float, settle: float = 0.15) -> bool:
+    """Process events until ``window`` has been idle for ``settle`` seconds (False on timeout)."""
+    deadline = time.monotonic() + timeout
+    idle_since = None
+    while time.monotonic() < deadline:
+        app.processEvents()
+        if is_idle(window):
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since >= settle:
+                return True
+        else:
+            idle_since = None
+        time.sleep(0.01)
+    return False
+
+
+def take_screenshot(app, window, path: str, timeout: float) -> int:
+    """Wait for loading to finish, save the window to ``path``; 0 on success."""
+    done = wait_until_idle(app, window, timeout)
+    window.grab()  # paint once: tables fetch the rows they show when painted
+    done = wait_until_idle(app, window, max(1.0, timeout / 4)) and done
+    if not window.grab().save(path):
+        print(f"zarrfs view: cannot write {path}", file=sys.stderr)
+        return 1
+    if not done:
+        print(f"zarrfs view: still loading after {timeout:g} s; saved what was shown",
+              file=sys.stderr)
+        return 3
+    return 0
+
+
+def run(url: str | None = None, storage_options: dict | None = None, *, node: str | None = None,
+        indices: list[int] | None = None, screenshot: str | None = None, timeout: float = 60.0,
+        cache_size: int | None = None, size: tuple[int, int] | None = None) -> int:
+    """Run the viewer; returns the process exit code."""
+    if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import zarrfs.engine as engine
+
+    if cache_size is not None:
+        engine.set_cache_size(cache_size)
+    app = make_app()
+    from .main_window import MainWindow
+
+    window = MainWindow()
+    if size:
+        window.resize(*size)
+    window.show()
+    if url:
+        window.open_store(url, storage_options or {}, path=node, indices=indices)
+    if screenshot:
+        if not url:
+            print("zarrfs view: --screenshot needs a URL", file=sys.stderr)
+            return 2
+        code = take_screenshot(app, window, screenshot, timeout)
+        failures = window.message_bar.messages()
+        for line in failures:
+            print(f"zarrfs view: {line}", file=sys.stderr)
+        window.close()
+        return code if code or not failures else 4
+    return app.exec()

@@ -1,0 +1,117 @@
+"""The ``zarrfs view`` subcommand (``zarrfs/cli.py`` adds it when the viewer extra is installed).
+
+Storage options come from the shared flags on ``common`` (``--anon``, ``--endpoint-url``,
+``-O key=value``); Qt is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def parse_indices(text: str) -> list[int]:
+    """``"12,0"`` -> ``[12, 0]`` (positions along the axes that are not displayed)."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--index expects integers like 12,0: {text!r}") from exc
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--size expects WIDTHxHEIGHT: {text!r}") from exc
+    return w, h
+
+
+def parse_bytes(text: str) -> int:
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    text = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * units[text[-1]])
+    return int(text)
+
+
+def storage_options_from(args: argparse.Namespace, url: str | None) -> dict:
+    """Reuse ``zarrfs.cli``'s parsing of the shared storage flags when it offers one."""
+    try:
+        from zarrfs import cli as zcli
+
+        for name in ("storage_options_from_args", "storage_options", "build_storage_options"):
+            func = getattr(zcli, name, None)
+            if callable(func):
+                return func(args)
+    except Exception:  # zarrfs.cli missing or its helper has another shape: parse here
+        logger.debug("falling back to the viewer's storage option parsing", exc_info=True)
+    from .open_dialog import build_storage_options
+
+    extra = getattr(args, "option", None) or getattr(args, "options", None) or []
+    return build_storage_options(url or "", anon=bool(getattr(args, "anon", False)),
+                                 endpoint_url=getattr(args, "endpoint_url", None),
+                                 profile=getattr(args, "profile", None), extra=list(extra))
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
+    """Add ``view`` to ``subparsers``; ``common`` carries the storage option flags."""
+    parser = subparsers.add_parser(
+        "view", parents=[common] if common is not None else [],
+        help="open the desktop viewer",
+        description="Browse a Zarr store and view its arrays, loading only what is on screen.")
+    parser.add_argument("url", nargs="?", help="store URL or local folder (optional)")
+    parser.add_argument("--node", metavar="PATH", help="node to select, e.g. /group/array")
+    parser.add_argument("--index", type=parse_indices, metavar="I,J",
+                        help="slider positions for the axes not displayed, e.g. 12,0")
+    parser.add_argument("--screenshot", metavar="PNG",
+                        help="render once loading is done, save the window, and exit")
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds to wait for loading in --screenshot mode (default 60)")
+    parser.add_argument("--size", type=parse_size, metavar="WxH",
+                        help="window size, e.g. 1600x1000")
+    parser.add_argument("--cache-size", type=parse_bytes, metavar="BYTES",
+                        help="decoded-chunk cache budget, e.g. 2G (default: engine's)")
+    parser.set_defaults(func=run_view, handler=run_view)
+    return parser
+
+
+def run_view(args: argparse.Namespace) -> int:
+    try:
+        options = storage_options_from(args, args.url)
+    except ValueError as exc:
+        print(f"zarrfs view: {exc}")
+        return 2
+    try:
+        from . import app
+    except ImportError as exc:
+        print(f"zarrfs view: the viewer needs PySide6 and pyqtgraph "
+              f"(pip install 'zarrfs[viewer]'): {exc}")
+        return 2
+    url = args.url
+    if url and "://" not in url and "::" not in url:
+        import os
+
+        url = os.path.abspath(url)
+    return app.run(url, options, node=args.node, indices=args.index, screenshot=args.screenshot,
+                   timeout=args.timeout, cache_size=args.cache_size, size=args.size)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m viewer.cli``: the ``view`` command on its own, with the storage flags."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--anon", action="store_true", help="anonymous access")
+    common.add_argument("--endpoint-url", help="S3-compatible endpoint URL")
+    common.add_argument("--profile", help="credentials profile")
+    common.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="a storage option (repeatable)")
+    parser = argparse.ArgumentParser(prog="zarrfs")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub, common)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

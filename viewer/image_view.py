@@ -1,0 +1,282 @@
+"""The 2-D view: an ImageItem in a ViewBox with a histogram, axis sliders and a cursor readout.
+
+Not pyqtgraph's ImageView, which reads the whole array: here the picture is only what the
+``PlaneController`` loaded for the viewport. Panning, zooming and sliders change the view state;
+the controller decides whether that needs new data.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from . import transforms
+from .axis_controls import AxisControls
+from .chunk_grid import ChunkGridItem
+from .plane_controller import PlaneController
+from .tiles import Level
+from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
+
+logger = logging.getLogger(__name__)
+
+KEY_STEPS = {Qt.Key.Key_Up: 1, Qt.Key.Key_Right: 1, Qt.Key.Key_Down: -1, Qt.Key.Key_Left: -1,
+             Qt.Key.Key_PageUp: 10, Qt.Key.Key_PageDown: -10}
+
+
+def colormap(name: str):
+    if name == "grey":
+        return pg.ColorMap([0.0, 1.0], [(0, 0, 0), (255, 255, 255)])
+    try:
+        return pg.colormap.get(name)
+    except Exception:
+        return pg.colormap.get(name, source="matplotlib")
+
+
+class ImageView(QWidget):
+    """Shows one plane of an N-d numeric array (N >= 2), optionally from a multiscale pyramid."""
+
+    painted = Signal(int)
+    finished = Signal(int)
+    message = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state: ViewState | None = None
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.view_box = self.graphics.addViewBox(lockAspect=True, invertY=True)
+        self.view_box.setMenuEnabled(False)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.grid_item = ChunkGridItem()
+        self.grid_item.setVisible(False)
+        self.view_box.addItem(self.image_item)
+        self.view_box.addItem(self.grid_item)
+        self.histogram = pg.HistogramLUTWidget(image=self.image_item)
+        self.controller = PlaneController(self.image_item, self.grid_item, self)
+        self.controller.painted.connect(self.painted)
+        self.controller.finished.connect(self.finished)
+        self.controller.message.connect(self.message)
+        self.axes = AxisControls()
+        self._build_toolbar()
+        self.cursor_label = QLabel(" ")
+        self.cursor_label.setObjectName("cursorLabel")
+        self._layout()
+        self._view_timer = QTimer(self)
+        self._view_timer.setSingleShot(True)
+        self._view_timer.setInterval(40)
+        self._view_timer.timeout.connect(lambda: self.refresh(force=False))
+        self.view_box.sigRangeChanged.connect(lambda *_: self._view_timer.start())
+        self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.histogram.item.sigLevelChangeFinished.connect(self._user_levels)
+        self.axes.axes_changed.connect(self._axes_changed)
+        self.axes.index_changed.connect(self._index_changed)
+        self.graphics.installEventFilter(self)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self._setting_levels = False
+
+    def _build_toolbar(self) -> None:
+        self.colormap_combo = QComboBox()
+        self.colormap_combo.addItems(COLORMAPS)
+        self.colormap_combo.currentTextChanged.connect(self._colormap_changed)
+        self.auto_levels = QCheckBox("Auto contrast")
+        self.auto_levels.setChecked(True)
+        self.auto_levels.toggled.connect(self._auto_toggled)
+        self.complex_combo = QComboBox()
+        self.complex_combo.addItems(COMPLEX_MODES)
+        self.complex_combo.currentTextChanged.connect(self._complex_changed)
+        self.field_combo = QComboBox()
+        self.field_combo.currentTextChanged.connect(self._field_changed)
+        self.grid_check = QCheckBox("Chunk grid")
+        self.grid_check.toggled.connect(self._grid_toggled)
+        self.reset_button = QPushButton("Fit")
+        self.reset_button.clicked.connect(self.fit)
+
+    def _layout(self) -> None:
+        bar = QHBoxLayout()
+        for widget in (QLabel("Colormap:"), self.colormap_combo, self.auto_levels,
+                       self.complex_combo, self.field_combo, self.grid_check, self.reset_button):
+            bar.addWidget(widget)
+        bar.addStretch(1)
+        images = QHBoxLayout()
+        images.addWidget(self.graphics, 1)
+        images.addWidget(self.histogram)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addLayout(images, 1)
+        layout.addWidget(self.axes)
+        layout.addWidget(self.cursor_label)
+
+    # -- source ----------------------------------------------------------------------------------
+
+    def set_array(self, node_path: str, node, levels: list[Level], arrays,
+                  field_name: str | None = None, indices: list[int] | None = None) -> None:
+        """Show ``node`` (level 0 of ``levels``/``arrays``)."""
+        dtype = np.dtype(node.dtype)
+        fields = transforms.numeric_fields(dtype)
+        if fields and field_name not in fields:
+            field_name = fields[0]
+        self.state = ViewState(shape=tuple(node.shape),
+                               dimension_names=tuple(node.dimension_names or ()),
+                               colormap=self.colormap_combo.currentText(),
+                               auto_levels=True, field_name=field_name,
+                               complex_mode=self.complex_combo.currentText(),
+                               show_chunk_grid=self.grid_check.isChecked())
+        if indices:
+            self.state.set_indices(indices)
+        self.field_combo.blockSignals(True)
+        self.field_combo.clear()
+        self.field_combo.addItems(fields)
+        if field_name:
+            self.field_combo.setCurrentText(field_name)
+        self.field_combo.blockSignals(False)
+        self.field_combo.setVisible(bool(fields))
+        self.complex_combo.setVisible(transforms.field_dtype(dtype, field_name).kind == "c")
+        self.auto_levels.setChecked(True)
+        self.controller.set_source(node_path, self.state, levels, arrays)
+        self.axes.set_state(self.state)
+        self.fit()
+
+    def clear(self) -> None:
+        self.controller.clear()
+        self.state = None
+        self.image_item.clear()
+
+    def fit(self) -> None:
+        """Show the whole plane."""
+        if self.state is None:
+            return
+        h, w = self.state.shape[self.state.y_axis], self.state.shape[self.state.x_axis]
+        self.view_box.setRange(QRectF(0, 0, w, h), padding=0.02)
+        self.refresh(force=False)
+
+    def screen_size(self) -> tuple[int, int]:
+        ratio = self.devicePixelRatioF() or 1.0
+        rect = self.view_box.sceneBoundingRect()
+        h, w = rect.height() * ratio, rect.width() * ratio
+        if h < 16 or w < 16:  # not laid out yet: assume a typical window
+            return 768, 1024
+        return int(h), int(w)
+
+    def view_rect(self) -> tuple[float, float, float, float]:
+        (x0, x1), (y0, y1) = self.view_box.viewRange()
+        return y0, y1, x0, x1
+
+    def refresh(self, force: bool = True) -> None:
+        """Ask the controller for what the viewport needs (``force``: even if already shown)."""
+        if self.state is None:
+            return
+        self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
+
+    @property
+    def busy(self) -> bool:
+        return self._view_timer.isActive() or self.controller.busy
+
+    # -- user actions ----------------------------------------------------------------------------
+
+    def _axes_changed(self, y: int, x: int) -> None:
+        if self.state is not None and self.state.set_display_axes(y, x):
+            self.axes.set_state(self.state)
+            self.fit()
+
+    def _index_changed(self, axis: int, value: int) -> None:
+        if self.state is not None and self.state.set_index(axis, value):
+            self.refresh()
+
+    def step(self, delta: int) -> None:
+        """Move along the active slider axis (keyboard)."""
+        if self.state is not None and self.state.step(delta):
+            axis = self.state.slider_axis
+            self.axes.show_index(axis, self.state.indices[axis])
+            self.refresh()
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() in KEY_STEPS:
+            self.step(KEY_STEPS[event.key()])
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.KeyPress and event.key() in KEY_STEPS:
+            self.step(KEY_STEPS[event.key()])
+            return True
+        return super().eventFilter(watched, event)
+
+    def _colormap_changed(self, name: str) -> None:
+        self.histogram.item.gradient.setColorMap(colormap(name))
+        if self.state is not None:
+            self.state.colormap = name
+
+    def _auto_toggled(self, on: bool) -> None:
+        if self.state is not None:
+            self.state.auto_levels = on
+            self.controller.redraw()
+
+    def _complex_changed(self, mode: str) -> None:
+        if self.state is not None:
+            self.state.complex_mode = mode
+            self.refresh()
+
+    def _field_changed(self, name: str) -> None:
+        if self.state is not None and name:
+            self.state.field_name = name
+            self.refresh()
+
+    def _grid_toggled(self, on: bool) -> None:
+        self.grid_item.setVisible(on)
+        if self.state is not None:
+            self.state.show_chunk_grid = on
+
+    def set_levels(self, low: float, high: float) -> None:
+        """Manual contrast limits (turns automatic contrast off)."""
+        if self.state is None:
+            return
+        self.state.levels = (float(low), float(high))
+        self.auto_levels.setChecked(False)
+        self.controller.redraw()
+
+    def _user_levels(self, *_):
+        if self.state is None or self._setting_levels:
+            return
+        low, high = self.histogram.item.getLevels()
+        if self.state.auto_levels and self.controller.current_levels is not None and np.allclose(
+                (low, high), self.controller.current_levels):
+            return
+        self.set_levels(low, high)
+
+    def _mouse_moved(self, pos) -> None:
+        if self.state is None or not self.view_box.sceneBoundingRect().contains(pos):
+            return
+        point = self.view_box.mapSceneToView(pos)
+        y, x = point.y(), point.x()
+        state = self.state
+        h, w = state.shape[state.y_axis], state.shape[state.x_axis]
+        if not (0 <= y < h and 0 <= x < w):
+            self.cursor_label.setText(" ")
+            return
+        self.cursor_label.setText(self.describe_position(y, x))
+
+    def describe_position(self, y: float, x: float) -> str:
+        """The readout for level-0 position (y, x): coordinates along every axis and the value."""
+        state = self.state
+        index = list(state.indices)
+        index[state.y_axis], index[state.x_axis] = int(y), int(x)
+        coords = ", ".join(f"{state.axis_label(a)}={i}" for a, i in enumerate(index))
+        value = self.controller.value_at(y, x)
+        text = "loading…" if value is None else transforms.format_value(value)
+        request = self.controller.request
+        if request is not None and request.level > 0:
+            text += f"  (level {request.level})"
+        return f"[{coords}]  {text}"

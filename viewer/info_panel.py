@@ -1,0 +1,229 @@
+"""The metadata panel: what a node is, its attributes as a JSON tree and as raw JSON.
+
+For arrays it shows everything a user asks about a Zarr array (shape, data type, chunks, shards,
+codecs, fill value, dimension names, decoded and stored size); for OME-Zarr images the
+multiscale levels and axes. The stored size lists the store, so it is computed in the
+background and filled in when it arrives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+import zarrfs.engine as engine
+
+from . import messages
+from .resources import icon
+from .tasks import Background
+
+logger = logging.getLogger(__name__)
+
+
+def human_size(nbytes) -> str:
+    if nbytes is None:
+        return "n/a"
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{nbytes} B"
+
+
+def jsonable(value):
+    """Anything the engine returns (dataclasses, NumPy scalars, tuples) as plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if hasattr(value, "__dict__"):
+        return {k: jsonable(v) for k, v in vars(value).items() if not k.startswith("_")}
+    return str(value)
+
+
+def fill_json_tree(parent: QTreeWidgetItem | QTreeWidget, key: str, value) -> QTreeWidgetItem:
+    """Add ``key: value`` under ``parent``, recursively, objects and lists expandable."""
+    item = QTreeWidgetItem([key, ""])
+    if isinstance(value, list) and len(value) <= 16 and all(
+            not isinstance(v, dict | list) for v in value):
+        item.setText(1, json.dumps(value))
+    elif isinstance(value, dict):
+        item.setText(1, f"{{{len(value)}}}")
+        for k, v in value.items():
+            fill_json_tree(item, str(k), v)
+    elif isinstance(value, list):
+        item.setText(1, f"[{len(value)}]")
+        for i, v in enumerate(value):
+            fill_json_tree(item, str(i), v)
+    else:
+        item.setText(1, json.dumps(value))
+    if isinstance(parent, QTreeWidget):
+        parent.addTopLevelItem(item)
+    else:
+        parent.addChild(item)
+    return item
+
+
+def array_facts(node) -> list[tuple[str, object]]:
+    """The rows of the summary of an array (the stored size is added later)."""
+    codecs = getattr(node, "codecs", []) or []
+    return [
+        ("kind", "array"),
+        ("zarr format", node.zarr_format),
+        ("shape", list(node.shape)),
+        ("data type", jsonable(getattr(node, "data_type", str(node.dtype)))),
+        ("NumPy dtype", str(node.dtype)),
+        ("chunks", list(node.chunks)),
+        ("shards", list(node.shards) if getattr(node, "shards", None) else None),
+        ("chunk grid", list(getattr(node, "chunk_grid_shape", []) or [])),
+        ("codecs", jsonable(codecs)),
+        ("fill value", jsonable(node.fill_value)),
+        ("dimension names", list(node.dimension_names) if node.dimension_names else None),
+        ("order", getattr(node, "order", "C")),
+        ("decoded size", human_size(getattr(node, "nbytes", None))),
+        ("stored size", "computing…"),
+    ]
+
+
+def group_facts(node) -> list[tuple[str, object]]:
+    rows = [("kind", "group"), ("zarr format", node.zarr_format)]
+    if getattr(node, "implicit", False):
+        rows.append(("implicit", True))
+    return rows
+
+
+def ome_facts(group) -> list[tuple[str, object]]:
+    """OME-Zarr multiscales and axes of ``group`` (empty when it is not an OME-Zarr image)."""
+    try:
+        scales = engine.multiscales(group)
+    except Exception as exc:
+        return [("OME-Zarr", messages.describe(exc, node=group.path).one_line())]
+    if not scales:
+        return []
+    return [("OME-Zarr multiscales", jsonable(scales))]
+
+
+class InfoPanel(QWidget):
+    """Tabs: Summary (facts as a tree), Attributes (JSON tree), Raw JSON (stored documents)."""
+
+    def __init__(self, background: Background, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._background = background
+        self._node = None
+        self._store_url = ""
+        self._token = 0
+        self.summary = QTreeWidget()
+        self.summary.setHeaderLabels(["Property", "Value"])
+        self.attributes = QTreeWidget()
+        self.attributes.setHeaderLabels(["Key", "Value"])
+        self.raw = QPlainTextEdit()
+        self.raw.setReadOnly(True)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.summary, "Summary")
+        self.tabs.addTab(self.attributes, "Attributes")
+        self.tabs.addTab(self.raw, "Raw JSON")
+        self.copy_path = QPushButton(icon("copy"), "Copy path")
+        self.copy_url = QPushButton(icon("copy"), "Copy URL")
+        self.copy_path.clicked.connect(lambda: self._copy(f"/{self.node_path()}"))
+        self.copy_url.clicked.connect(lambda: self._copy(self.node_url()))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.copy_path)
+        buttons.addWidget(self.copy_url)
+        buttons.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(buttons)
+        layout.addWidget(self.tabs)
+
+    def node_path(self) -> str:
+        return getattr(self._node, "path", "") or ""
+
+    def node_url(self) -> str:
+        url = getattr(self._node, "url", None)
+        if url:
+            return url
+        base = self._store_url.rstrip("/")
+        return f"{base}/{self.node_path()}" if self.node_path() else base
+
+    def _copy(self, text: str) -> None:
+        QApplication.clipboard().setText(text)
+
+    def show_node(self, node, store_url: str = "", multiscale_group=None) -> None:
+        """Describe ``node``; ``multiscale_group`` is its OME-Zarr image group, if any."""
+        self._node, self._store_url = node, store_url
+        self._token += 1
+        is_array = node.kind == "array"
+        rows = array_facts(node) if is_array else group_facts(node)
+        ome_source = node if not is_array else multiscale_group
+        if ome_source is not None:
+            rows += ome_facts(ome_source)
+        self._fill_summary(rows)
+        self.attributes.clear()
+        for key, value in jsonable(node.attrs or {}).items():
+            fill_json_tree(self.attributes, key, value)
+        self.attributes.expandToDepth(0)
+        self.raw.setPlainText(json.dumps(jsonable(node.stored_metadata), indent=2))
+        if is_array:
+            token = self._token
+            self._background.run(node.stored_size,
+                                 lambda size: self._set_stored_size(token, human_size(size)),
+                                 lambda exc: self._set_stored_size(
+                                     token, messages.describe(exc, node=node.path).text))
+
+    def _fill_summary(self, rows) -> None:
+        self.summary.clear()
+        fill_json_tree(self.summary, "path", "").setText(1, f"/{self.node_path()}")
+        for key, value in rows:
+            item = fill_json_tree(self.summary, key, value)
+            if isinstance(value, str):
+                item.setText(1, value)
+        self.summary.expandToDepth(0)
+        self.summary.resizeColumnToContents(0)
+
+    def _set_stored_size(self, token: int, text: str) -> None:
+        if token != self._token:
+            return
+        for i in range(self.summary.topLevelItemCount()):
+            item = self.summary.topLevelItem(i)
+            if item.text(0) == "stored size":
+                item.setText(1, text)
+
+    def summary_value(self, key: str) -> str | None:
+        """The text shown for ``key`` in the summary (for tests and the screenshot check)."""
+        for i in range(self.summary.topLevelItemCount()):
+            item = self.summary.topLevelItem(i)
+            if item.text(0) == key:
+                return item.text(1)
+        return None
+
+    def clear(self) -> None:
+        self._node = None
+        self._token += 1
+        self.summary.clear()
+        self.attributes.clear()
+        self.raw.clear()

@@ -1,0 +1,184 @@
+"""Submit a plane's tiles to the engine in the background, and drop what became stale.
+
+Each :class:`~viewer.tiles.PlaneRequest` carries a generation. Submitting a new one cancels the
+futures of the previous one; chunk events that still arrive for an old generation are counted and
+dropped, never drawn. The engine calls ``on_chunk`` from its worker threads; the event crosses to
+the GUI thread through a queued signal. A tile is complete when every chunk it touches has
+reported, or (as a safety net) when its future is done.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from . import messages
+from .tiles import PlaneRequest, neighbour_selections
+
+logger = logging.getLogger(__name__)
+
+
+class PlaneLoader(QObject):
+    """Owns the futures of the current plane and of the prefetched neighbour planes."""
+
+    tile_landed = Signal(int, int)          # generation, tile index (data in the tile's future)
+    chunk_state = Signal(int, object, str)  # generation, (chunk row, chunk col), status
+    failed = Signal(int, object)            # generation, messages.UserMessage
+    finished = Signal(int)                  # generation: every tile reported
+    _event = Signal(int, int, object)       # from worker threads
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.generation = -1
+        self.request: PlaneRequest | None = None
+        self.futures: list = []
+        self._expected: list[int] = []
+        self._seen: list[int] = []
+        self._open_tiles: set[int] = set()
+        self._prefetch: dict[tuple, list] = {}
+        self.dropped_events = 0
+        self._event.connect(self._on_event)
+        self._poll = QTimer(self)
+        self._poll.setInterval(100)
+        self._poll.timeout.connect(self._check_done)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._open_tiles)
+
+    def progress(self) -> tuple[int, int]:
+        total = len(self.futures)
+        return total - len(self._open_tiles), total
+
+    # -- submitting ------------------------------------------------------------------------------
+
+    def submit(self, request: PlaneRequest, array) -> None:
+        """Start ``request`` on ``array`` (the level's engine array); cancels the previous one."""
+        self.cancel()
+        self.generation, self.request = request.generation, request
+        self.futures, self._expected, self._seen = [], [], []
+        self._open_tiles = set(range(len(request.tiles)))
+        for index, tile in enumerate(request.tiles):
+            callback = functools.partial(self._from_worker, request.generation, index)
+            try:
+                self._expected.append(self._count_chunks(array, tile))
+                future = array.submit(tile.selection, priority=tile.priority, on_chunk=callback)
+            except Exception as exc:  # a bad selection or a closed store: report, keep going
+                self.futures.append(None)
+                self._seen.append(0)
+                self._open_tiles.discard(index)
+                self.failed.emit(request.generation,
+                                 messages.describe(exc, node=request.level_path))
+                continue
+            self.futures.append(future)
+            self._seen.append(0)
+            for coords in tile.chunk_coords:
+                self.chunk_state.emit(request.generation, coords, "loading")
+        self._poll.start()
+        if not self._open_tiles:
+            self.finished.emit(request.generation)
+
+    @staticmethod
+    def _count_chunks(array, tile) -> int:
+        try:
+            return sum(1 for _ in array.chunks_in(tile.selection))
+        except Exception:
+            return len(tile.chunk_coords)
+
+    def prefetch(self, array, slider_axis: int | None, index: int, size: int) -> None:
+        """Warm the engine's cache with the visible tiles of the planes next to this one."""
+        request = self.request
+        if request is None or slider_axis is None:
+            return
+        wanted = {}
+        for plane, selection, priority in neighbour_selections(
+                request.tiles, slider_axis, index, size):
+            wanted.setdefault((request.level_path, request.plane_key[:2], slider_axis, plane,
+                               request.geometry), []).append((selection, priority))
+        for key in list(self._prefetch):
+            if key not in wanted:
+                for future in self._prefetch.pop(key):
+                    future.cancel()
+        for key, items in wanted.items():
+            if key in self._prefetch:
+                continue
+            futures = []
+            for selection, priority in items:
+                try:
+                    futures.append(array.submit(selection, priority=priority))
+                except Exception:
+                    logger.debug("prefetch of %s failed to start", selection, exc_info=True)
+            self._prefetch[key] = futures
+
+    def cancel(self) -> None:
+        """Cancel the current plane's reads; their late events will be dropped."""
+        for future in self.futures:
+            if future is not None and not future.done():
+                future.cancel()
+        self._open_tiles = set()
+        self._poll.stop()
+
+    def cancel_all(self) -> None:
+        self.cancel()
+        for futures in self._prefetch.values():
+            for future in futures:
+                future.cancel()
+        self._prefetch.clear()
+        self.generation += 1
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def _from_worker(self, generation: int, index: int, event) -> None:
+        try:
+            self._event.emit(generation, index, event)
+        except RuntimeError:  # loader already destroyed
+            pass
+
+    def _on_event(self, generation: int, index: int, event) -> None:
+        if generation != self.generation or self.request is None:
+            self.dropped_events += 1
+            return
+        status = getattr(event, "status", "loaded")
+        coords = getattr(event, "chunk_coords", None)
+        if coords is not None:
+            request = self.request
+            coords2 = (coords[request.y_axis], coords[request.x_axis])
+            self.chunk_state.emit(generation, coords2, status)
+        if status == "failed":
+            error = getattr(event, "error", None) or RuntimeError("chunk failed")
+            self.failed.emit(generation, messages.describe(
+                error, node=self.request.level_path,
+                chunk=tuple(coords) if coords is not None else None))
+        self._seen[index] += 1
+        self.tile_landed.emit(generation, index)
+        if self._seen[index] >= self._expected[index]:
+            self._close_tile(index)
+
+    def _close_tile(self, index: int) -> None:
+        if index in self._open_tiles:
+            self._open_tiles.discard(index)
+            if not self._open_tiles:
+                self._poll.stop()
+                self.finished.emit(self.generation)
+
+    def _check_done(self) -> None:
+        """Safety net: a future that finished without all its chunk events (an early error)."""
+        generation = self.generation
+        for index in sorted(self._open_tiles):
+            future = self.futures[index]
+            if future is None or not future.done():
+                continue
+            try:
+                future.result()
+            except Exception as exc:
+                if not messages.is_cancellation(exc):
+                    self.failed.emit(generation, messages.describe(
+                        exc, node=self.request.level_path if self.request else None))
+                    for coords in self.request.tiles[index].chunk_coords:
+                        self.chunk_state.emit(generation, coords, "failed")
+            self.tile_landed.emit(generation, index)
+            if generation != self.generation:
+                return
+            self._close_tile(index)

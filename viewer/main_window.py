@@ -1,0 +1,396 @@
+"""The main window: the hierarchy on the left, the data in the middle, metadata on the right.
+
+Opening a store, listing groups and resolving pyramids all run in the background; the window only
+ever waits on signals. Every failure goes through ``messages.describe`` into the message bar.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QUrl, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+import zarrfs.engine as engine
+
+from . import messages, pyramid, transforms
+from .image_view import ImageView
+from .info_panel import InfoPanel
+from .open_dialog import OpenUrlDialog, add_recent, recent_stores, settings
+from .other_views import LineView, ScalarView, TableView
+from .resources import icon
+from .status import MessageBar, StatusPanel
+from .tasks import Background
+from .tree_model import HierarchyModel
+
+logger = logging.getLogger(__name__)
+_ROOT = QModelIndex()  # the invalid index: "no parent"
+
+
+class MainWindow(QMainWindow):
+    """``open_store(url, options)`` and ``select_path(path)`` are the programmatic entry points."""
+
+    store_opened = Signal(str)
+    node_shown = Signal(str)
+
+    def __init__(self, settings_store=None):
+        super().__init__()
+        self.setWindowTitle("zarrfs viewer")
+        self.setWindowIcon(icon("zarrfs"))
+        self.settings = settings_store if settings_store is not None else settings()
+        self.background = Background(parent=self)
+        self.root = None
+        self.store_url = ""
+        self.storage_options: dict = {}
+        self.current_node = None
+        self._show_token = 0
+        self._pending_path: str | None = None
+        self._pending_indices: list[int] | None = None
+        self._build_tree()
+        self._build_data()
+        self.info = InfoPanel(self.background)
+        splitter = QSplitter()
+        splitter.addWidget(self.tree_panel)
+        splitter.addWidget(self.data_panel)
+        splitter.addWidget(self.info)
+        splitter.setSizes([280, 800, 340])
+        self.setCentralWidget(splitter)
+        self.status = StatusPanel(self.statusBar(), self.image.controller.loader.progress)
+        self._build_menus()
+        self.setAcceptDrops(True)
+        self.resize(1440, 860)
+
+    # -- construction ----------------------------------------------------------------------------
+
+    def _build_tree(self) -> None:
+        self.model = HierarchyModel(self.background, self)
+        self.model.listing_failed.connect(self.post)
+        self.model.listed.connect(self._listed)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setRecursiveFilteringEnabled(True)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter nodes…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self._filter_changed)
+        self.tree = QTreeView()
+        self.tree.setModel(self.proxy)
+        self.tree.setUniformRowHeights(True)
+        self.tree.header().setStretchLastSection(False)
+        self.tree.header().setSectionResizeMode(0, self.tree.header().ResizeMode.ResizeToContents)
+        self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        self.tree_panel = QWidget()
+        layout = QVBoxLayout(self.tree_panel)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.filter)
+        layout.addWidget(self.tree)
+
+    def _build_data(self) -> None:
+        self.message_bar = MessageBar()
+        self.image = ImageView()
+        self.line = LineView(self.background)
+        self.scalar = ScalarView(self.background)
+        self.table = TableView(self.background)
+        self.placeholder = QLabel("Open a store (File ▸ Open) or drop a folder here.")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget()
+        for widget in (self.placeholder, self.image, self.line, self.scalar, self.table):
+            self.stack.addWidget(widget)
+            if hasattr(widget, "message"):
+                widget.message.connect(self.post)
+        self.show_as = QComboBox()
+        self.show_as.currentIndexChanged.connect(self._show_as_changed)
+        self.show_as_row = QWidget()
+        row = QHBoxLayout(self.show_as_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Show:"))
+        row.addWidget(self.show_as)
+        row.addStretch(1)
+        self.show_as_row.hide()
+        self.data_panel = QWidget()
+        layout = QVBoxLayout(self.data_panel)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.message_bar)
+        layout.addWidget(self.show_as_row)
+        layout.addWidget(self.stack, 1)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_url = QAction(icon("open-url"), "Open &URL…", self)
+        open_url.setShortcut(QKeySequence("Ctrl+L"))
+        open_url.triggered.connect(self.ask_url)
+        open_folder = QAction(icon("open-folder"), "Open &Folder…", self)
+        open_folder.setShortcut(QKeySequence.StandardKey.Open)
+        open_folder.triggered.connect(self.ask_folder)
+        file_menu.addAction(open_url)
+        file_menu.addAction(open_folder)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self._fill_recent()
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit")
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("mainToolbar")
+        toolbar.addAction(open_url)
+        toolbar.addAction(open_folder)
+        view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction("Fit image", self.image.fit)
+        grid = view_menu.addAction("Chunk grid")
+        grid.setCheckable(True)
+        grid.toggled.connect(self.image.grid_check.setChecked)
+        self.messages_dock = QDockWidget("Messages", self)
+        self.messages_dock.setObjectName("messagesDock")
+        self.messages_dock.setWidget(self.message_bar.history)
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.messages_dock)
+        self.messages_dock.hide()
+        view_menu.addAction(self.messages_dock.toggleViewAction())
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for url, options in recent_stores(self.settings):
+            action = self.recent_menu.addAction(url)
+            action.triggered.connect(lambda _=False, u=url, o=options: self.open_store(u, o))
+        self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
+
+    # -- opening ---------------------------------------------------------------------------------
+
+    def post(self, message: messages.UserMessage) -> None:
+        logger.info("%s", message.one_line())
+        self.message_bar.post(message)
+
+    def ask_url(self) -> None:
+        dialog = OpenUrlDialog(self, self.store_url, self.storage_options)
+        if dialog.exec():
+            try:
+                url, options = dialog.result_options()
+            except ValueError as exc:
+                self.post(messages.describe(exc))
+                return
+            if url:
+                self.open_store(url, options)
+
+    def ask_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open a Zarr folder")
+        if folder:
+            self.open_store(folder, {})
+
+    def open_store(self, url: str, options: dict | None = None, *, path: str | None = None,
+                   indices: list[int] | None = None) -> None:
+        """Open ``url`` in the background; then show ``path`` (a node inside) if given."""
+        options = dict(options or {})
+        self.statusBar().showMessage(f"Opening {url}…")
+        self._pending_path, self._pending_indices = path, indices
+        self.model.clear()
+        self.image.clear()
+        self.info.clear()
+        self.stack.setCurrentWidget(self.placeholder)
+        self.root = None
+        self.store_url, self.storage_options = url, options
+        self.background.run(lambda: engine.open(url, **options),
+                            lambda node: self._opened(url, options, node),
+                            lambda exc: self._open_failed(url, exc))
+
+    def _opened(self, url: str, options: dict, node) -> None:
+        if url != self.store_url:
+            return
+        self.root = node
+        label = Path(url.rstrip("/")).name or url
+        self.model.set_root_node(node, label)
+        self.statusBar().showMessage(f"Opened {url}", 5000)
+        add_recent(self.settings, url, options)
+        self._fill_recent()
+        top = self.proxy.index(0, 0)
+        self.tree.expand(top)
+        self.store_opened.emit(url)
+        if self._pending_path:
+            self.select_path(self._pending_path)
+        else:
+            self.tree.setCurrentIndex(top)
+
+    def _open_failed(self, url: str, exc: BaseException) -> None:
+        if url == self.store_url:
+            self.statusBar().showMessage(f"Could not open {url}", 5000)
+            self.post(messages.describe(exc, node=url))
+
+    def select_path(self, path: str) -> None:
+        """Show the node at ``path`` now (resolved directly), and select it once listed."""
+        path = path.strip("/")
+        self._pending_path = path
+        root = self.root
+        if root is None:
+            return
+
+        def resolve():
+            return root if not path or root.kind != "group" else root[path]
+
+        self.background.run(resolve, self.show_node,
+                            lambda exc: self.post(messages.describe(exc, node=path)))
+        self._listed("")
+
+    def _listed(self, _group_path: str) -> None:
+        """Expand the tree towards the pending path as listings arrive."""
+        target = self._pending_path
+        if target is None:
+            if self.filter.text():
+                self._fetch_all_listed()
+            return
+        parts = [p for p in target.split("/") if p]
+        for depth in range(len(parts), -1, -1):
+            index = self.model.find("/".join(parts[:depth]))
+            if index.isValid() or depth == 0:
+                break
+        proxy_index = self.proxy.mapFromSource(index) if index.isValid() else self.proxy.index(0, 0)
+        if depth == len(parts) and proxy_index.isValid():
+            self._pending_path = None
+            self.tree.selectionModel().blockSignals(True)
+            self.tree.setCurrentIndex(proxy_index)
+            self.tree.selectionModel().blockSignals(False)
+            self.tree.scrollTo(proxy_index)
+        elif proxy_index.isValid():
+            self.tree.expand(proxy_index)
+
+    def _filter_changed(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text)
+        if text:
+            self._fetch_all_listed()
+            self.tree.expandAll()
+
+    def _fetch_all_listed(self, parent: QModelIndex = _ROOT, budget: list | None = None):
+        """While filtering, list every group (bounded) so matches below unlisted groups appear."""
+        budget = budget if budget is not None else [2000]
+        for row in range(self.model.rowCount(parent)):
+            if budget[0] <= 0:
+                return
+            index = self.model.index(row, 0, parent)
+            budget[0] -= 1
+            if self.model.canFetchMore(index):
+                self.model.fetchMore(index)
+            self._fetch_all_listed(index, budget)
+
+    # -- showing a node --------------------------------------------------------------------------
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        node = self.model.item(self.proxy.mapToSource(current)).node if current.isValid() else None
+        if node is not None:
+            self._pending_path = None
+            self.show_node(node)
+
+    def show_node(self, node) -> None:
+        """Describe ``node`` and show its data with the view that suits it."""
+        self.current_node = node
+        self._show_token += 1
+        token, root = self._show_token, self.root
+        self.info.show_node(node, self.store_url)
+        self.show_as_row.hide()
+        self.node_shown.emit(node.path)
+
+        def work():
+            return pyramid.find_pyramid(root, node), pyramid.image_group(root, node)
+
+        self.background.run(work, lambda r: self._show_data(token, node, *r),
+                            lambda exc: self._show_failed(token, node, exc))
+
+    def _show_failed(self, token, node, exc) -> None:
+        if token == self._show_token:
+            self.post(messages.describe(exc, node=node.path))
+            self.stack.setCurrentWidget(self.placeholder)
+
+    def _show_data(self, token: int, node, found, group) -> None:
+        if token != self._show_token:
+            return
+        if group is not None:
+            self.info.show_node(node, self.store_url, multiscale_group=group)
+        if found is None:  # a plain group
+            self.image.clear()
+            self.placeholder.setText(f"Group /{node.path}: select an array to see its data.")
+            self.stack.setCurrentWidget(self.placeholder)
+            return
+        self._pyramid = found
+        dtype = np.dtype(found.node.dtype)
+        fields = transforms.numeric_fields(dtype)
+        if dtype.names is not None:
+            self.show_as.blockSignals(True)
+            self.show_as.clear()
+            self.show_as.addItem("Table", None)
+            for name in fields:
+                self.show_as.addItem(f"Field '{name}'", name)
+            self.show_as.blockSignals(False)
+            self.show_as_row.show()
+        self._show_view(found, None)
+
+    def _show_as_changed(self, _index: int) -> None:
+        if getattr(self, "_pyramid", None) is not None:
+            self._show_view(self._pyramid, self.show_as.currentData())
+
+    def _show_view(self, found, field_name: str | None) -> None:
+        node = found.node
+        dtype = np.dtype(node.dtype)
+        indices, self._pending_indices = self._pending_indices, None
+        if node.ndim == 0:
+            self.image.clear()
+            self.stack.setCurrentWidget(self.scalar)
+            self.scalar.show_array(node)
+        elif not transforms.is_imageable(dtype, field_name):
+            self.image.clear()
+            self.stack.setCurrentWidget(self.table)
+            self.table.show_array(node)
+        elif node.ndim == 1:
+            self.image.clear()
+            self.stack.setCurrentWidget(self.line)
+            self.line.show_array(node, field_name)
+        else:
+            self.stack.setCurrentWidget(self.image)
+            self.image.set_array(node.path, node, found.levels, found.arrays,
+                                 field_name=field_name, indices=indices)
+            self.image.setFocus()
+
+    # -- drag and drop, closing ------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() or event.mimeData().hasText():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        target = dropped_target(event.mimeData())
+        if target:
+            event.acceptProposedAction()
+            self.open_store(target, {})
+
+    def closeEvent(self, event) -> None:
+        self.image.clear()
+        self.background.close()
+        super().closeEvent(event)
+
+
+def dropped_target(mime) -> str | None:
+    """A local folder or a URL from a drop (a file inside a store opens the store's folder)."""
+    if mime.hasUrls():
+        url: QUrl = mime.urls()[0]
+        if url.isLocalFile():
+            path = url.toLocalFile()
+            if os.path.isfile(path) and os.path.basename(path) in (
+                    "zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"):
+                path = os.path.dirname(path)
+            return path
+        return url.toString()
+    text = mime.text().strip() if mime.hasText() else ""
+    return text or None

@@ -1,0 +1,236 @@
+"""Turn the view state and viewport into plane requests, and landed tiles into pixels.
+
+The controller keeps two screen-sized buffers for the plane on screen: the stored values (for the
+cursor readout) and the values drawn (after complex/bool/datetime mapping). When the view moves,
+the old buffer is resampled into the new geometry as a placeholder, so the picture never blanks;
+tiles overwrite it as they land, and redraws are coalesced to one per event-loop pass.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+from PySide6.QtCore import QObject, QRectF, QTimer, Signal
+
+from . import messages, transforms
+from .loader import PlaneLoader
+from .tiles import Level, PlaneRequest, choose_level, plan_plane, resample, scale_geometry
+from .view_state import ViewState
+
+logger = logging.getLogger(__name__)
+
+
+class PlaneController(QObject):
+    """Glue between ``ViewState``, the engine arrays of each level, the loader and the image."""
+
+    painted = Signal(int)    # generation whose pixels were just drawn
+    finished = Signal(int)   # generation whose tiles have all landed (and been drawn)
+    message = Signal(object)  # messages.UserMessage
+
+    def __init__(self, image_item, grid_item, parent: QObject | None = None):
+        super().__init__(parent)
+        self.image_item, self.grid_item = image_item, grid_item
+        self.loader = PlaneLoader(self)
+        self.loader.tile_landed.connect(self._on_tile)
+        self.loader.chunk_state.connect(self._on_chunk_state)
+        self.loader.failed.connect(self._on_failed)
+        self.loader.finished.connect(self._on_finished)
+        self.state: ViewState | None = None
+        self.node_path = ""
+        self.levels: list[Level] = []
+        self.arrays: list = []
+        self.request: PlaneRequest | None = None
+        self.raw: np.ndarray | None = None
+        self.display: np.ndarray | None = None
+        self.loaded: np.ndarray | None = None
+        self.current_levels: tuple[float, float] | None = None
+        self._dirty: set[int] = set()
+        self._finished_generation = -1
+        self._redraw = QTimer(self)
+        self._redraw.setSingleShot(True)
+        self._redraw.setInterval(0)
+        self._redraw.timeout.connect(self.redraw)
+
+    def set_source(self, node_path: str, state: ViewState, levels: list[Level], arrays) -> None:
+        self.loader.cancel_all()
+        self.node_path, self.state, self.levels, self.arrays = node_path, state, levels, arrays
+        self.request, self.raw, self.display, self.loaded = None, None, None, None
+        self._dirty.clear()
+
+    def clear(self) -> None:
+        self.loader.cancel_all()
+        self.state, self.request = None, None
+        self.raw = self.display = self.loaded = None
+
+    @property
+    def busy(self) -> bool:
+        return self.loader.busy or bool(self._dirty) or self._redraw.isActive()
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def build_request(self, view_rect, screen) -> PlaneRequest:
+        """The request for ``view_rect`` ((y0, y1, x0, x1) in level-0 coords) on a ``screen``."""
+        state = self.state
+        y, x = state.y_axis, state.x_axis
+        vy0, vy1, vx0, vx1 = view_rect
+        ratio = max((vy1 - vy0) / max(screen[0], 1), (vx1 - vx0) / max(screen[1], 1))
+        k = choose_level(self.levels, y, x, ratio)
+        level = self.levels[k]
+        fy, fx = level.factors[y], level.factors[x]
+        indices = [min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
+                   if a not in (y, x) else 0 for a in range(state.ndim)]
+        geometry, tiles = plan_plane(
+            shape=level.shape, chunks=level.chunks, y_axis=y, x_axis=x, indices=indices,
+            view_rect=(vy0 / fy, vy1 / fy, vx0 / fx, vx1 / fx), screen=screen)
+        return PlaneRequest(
+            generation=state.generation, node_path=self.node_path, level=k,
+            level_path=level.path, y_axis=y, x_axis=x, plane_key=state.plane_key() + (k,),
+            geometry=scale_geometry(geometry, (fy, fx)), tiles=tiles,
+            chunk_shape=(level.chunks[y], level.chunks[x]), factor=(fy, fx))
+
+    def covers(self, request: PlaneRequest, view_rect) -> bool:
+        """Whether the current request already shows ``view_rect`` at the new request's detail."""
+        current = self.request
+        if current is None or current.plane_key != request.plane_key:
+            return False
+        if current.geometry.sy != request.geometry.sy:
+            return False
+        g = current.geometry
+        vy0, vy1, vx0, vx1 = view_rect
+        shape = self.levels[0].shape
+        return (g.y0 <= max(vy0, 0) and g.x0 <= max(vx0, 0)
+                and g.y0 + g.ny * g.sy >= min(vy1, shape[request.y_axis]) - g.sy
+                and g.x0 + g.nx * g.sx >= min(vx1, shape[request.x_axis]) - g.sx)
+
+    def update_view(self, view_rect, screen, *, force: bool = False) -> bool:
+        """Request what ``view_rect`` needs unless it is already loaded or loading."""
+        if self.state is None or not self.levels:
+            return False
+        request = self.build_request(view_rect, screen)
+        if not force and self.covers(request, view_rect):
+            return False
+        generation = self.state.bump()
+        request = self.build_request(view_rect, screen)
+        self._start(request)
+        return generation >= 0
+
+    def _start(self, request: PlaneRequest) -> None:
+        self._prepare_buffers(request)
+        self.request = request
+        self._dirty.clear()
+        shape = self.levels[0].shape
+        self.grid_item.reset((request.chunk_shape[0] * request.factor[0],
+                              request.chunk_shape[1] * request.factor[1]),
+                             (shape[request.y_axis], shape[request.x_axis]))
+        array = self.arrays[request.level]
+        self.loader.submit(request, array)
+        state = self.state
+        if state.slider_axis is not None:
+            level = self.levels[request.level]
+            axis = state.slider_axis
+            index = min(int(state.indices[axis] / level.factors[axis]), level.shape[axis] - 1)
+            self.loader.prefetch(array, axis, index, level.shape[axis])
+
+    def _prepare_buffers(self, request: PlaneRequest) -> None:
+        state = self.state
+        dtype = np.dtype(self.arrays[request.level].dtype)
+        shown = transforms.display_dtype(dtype, state.field_name, state.complex_mode)
+        g = request.geometry
+        old = self.request
+        fill = 0
+        if (old is not None and self.raw is not None and self.raw.dtype == dtype
+                and self.display.dtype == shown):
+            if old.geometry == g:
+                self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
+                return
+            self.raw = resample(self.raw, old.geometry, g, np.zeros((), dtype)[()])
+            self.display = resample(self.display, old.geometry, g, fill)
+        else:
+            self.raw = np.zeros((g.ny, g.nx), dtype=dtype)
+            self.display = np.zeros((g.ny, g.nx), dtype=shown)
+        self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def _on_tile(self, generation: int, index: int) -> None:
+        if self.request is None or generation != self.request.generation:
+            return
+        self._dirty.add(index)
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    def _on_chunk_state(self, generation: int, coords, status: str) -> None:
+        if self.request is not None and generation == self.request.generation:
+            self.grid_item.set_state(coords, status)
+
+    def _on_failed(self, generation: int, message) -> None:
+        if self.request is not None and generation == self.request.generation:
+            self.message.emit(message)
+
+    def _on_finished(self, generation: int) -> None:
+        self._finished_generation = generation
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    def _copy_tile(self, index: int) -> None:
+        request, state = self.request, self.state
+        tile = request.tiles[index]
+        future = self.loader.futures[index]
+        out = getattr(future, "out", None)
+        if out is None:
+            return
+        block = np.asarray(out)
+        if block.ndim != 2:
+            block = block.reshape(block.shape[-2:]) if block.size else block
+        if request.y_axis > request.x_axis:
+            block = block.T
+        rows, cols = tile.out_rows, tile.out_cols
+        try:
+            self.raw[rows, cols] = block
+            self.display[rows, cols] = transforms.to_display(
+                block, field_name=state.field_name, complex_mode=state.complex_mode)
+            self.loaded[rows, cols] = True
+        except (ValueError, TypeError) as exc:
+            self.message.emit(messages.describe(exc, node=request.level_path))
+
+    def redraw(self) -> None:
+        """Copy the landed tiles into the buffers and draw them (once per event-loop pass)."""
+        if self.request is None or self.display is None:
+            return
+        generation = self.request.generation
+        for index in sorted(self._dirty):
+            self._copy_tile(index)
+        self._dirty.clear()
+        levels = self._levels()
+        self.image_item.setImage(self.display, autoLevels=False, levels=levels)
+        g = self.request.geometry  # after setImage: the rect scales by the image's size
+        self.image_item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
+        self.painted.emit(generation)
+        if self._finished_generation == generation and not self.loader.busy:
+            self.finished.emit(generation)
+
+    def _levels(self) -> tuple[float, float]:
+        state = self.state
+        if state.auto_levels or state.levels is None:
+            step = max(1, int(math.sqrt(self.display.size / 250_000)))
+            mask = self.loaded[::step, ::step]
+            sample = self.display[::step, ::step][mask] if mask.any() else self.display[:0]
+            found = transforms.robust_levels(sample)
+            if found is not None:
+                self.current_levels = found
+            elif self.current_levels is None:
+                self.current_levels = (0.0, 1.0)
+            return self.current_levels
+        return state.levels
+
+    def value_at(self, y: float, x: float):
+        """The stored value under level-0 position (y, x), or ``None`` if not loaded yet."""
+        if self.request is None or self.raw is None:
+            return None
+        g = self.request.geometry
+        row, col = math.floor((y - g.y0) / g.sy), math.floor((x - g.x0) / g.sx)
+        if 0 <= row < g.ny and 0 <= col < g.nx and self.loaded[row, col]:
+            return self.raw[row, col]
+        return None

@@ -1,0 +1,119 @@
+"""Find the resolution levels of an image: an OME-Zarr multiscale pyramid, or just the array.
+
+The engine's ``multiscales(group)`` describes the pyramid; the viewer needs only each level's
+array and its downsampling factor, which it takes from the level shapes (robust to missing or
+approximate scale transforms). Runs in the background: opening the levels reads metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import zarrfs.engine as engine
+
+from .tiles import Level, level_factors
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Pyramid:
+    """What the image view shows: level 0 first, with the group that describes it (if any)."""
+
+    node: object              # the array shown at level 0
+    levels: list[Level]
+    arrays: list
+    group: object | None      # the OME-Zarr image group, or None
+
+
+def _get(item, name, default=None):
+    if isinstance(item, dict):
+        return item.get(name, default)
+    return getattr(item, name, default)
+
+
+def dataset_paths(group) -> list[str]:
+    """Paths of the first multiscale's datasets, finest first ([] if not an OME-Zarr image)."""
+    scales = None
+    multiscales = getattr(engine, "multiscales", None)
+    if multiscales is not None:
+        try:
+            scales = multiscales(group)
+        except Exception:
+            logger.debug("multiscales(%s) failed", group.path, exc_info=True)
+    if not scales:
+        attrs = group.attrs or {}
+        scales = attrs.get("multiscales") or (attrs.get("ome") or {}).get("multiscales")
+    if not scales:
+        return []
+    first = scales[0] if isinstance(scales, list | tuple) else scales
+    datasets = _get(first, "datasets") or _get(first, "levels") or []
+    return [str(_get(d, "path")) for d in datasets if _get(d, "path") is not None]
+
+
+def _parent_path(path: str) -> str | None:
+    if not path:
+        return None
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+
+def _build(node, group, paths: list[str]) -> Pyramid | None:
+    arrays = []
+    for path in paths:
+        child = group[path]
+        if child.kind != "array" or child.ndim != node.ndim:
+            return None
+        arrays.append(child)
+    factors = level_factors([tuple(a.shape) for a in arrays])
+    levels = [Level(path=a.path, shape=tuple(a.shape), chunks=tuple(a.chunks), factors=f)
+              for a, f in zip(arrays, factors, strict=True)]
+    return Pyramid(node=arrays[0], levels=levels, arrays=arrays, group=group)
+
+
+def single(node) -> Pyramid:
+    level = Level(path=node.path, shape=tuple(node.shape), chunks=tuple(node.chunks),
+                  factors=(1.0,) * node.ndim)
+    return Pyramid(node=node, levels=[level], arrays=[node], group=None)
+
+
+def find_pyramid(root, node) -> Pyramid | None:
+    """The pyramid to show for ``node``: an OME-Zarr group, an array inside one, or the array.
+
+    Selecting a coarser level shows that level alone; level 0 (or the group) uses the pyramid.
+    Returns ``None`` for a group that is not an OME-Zarr image.
+    """
+    if node.kind == "group":
+        paths = dataset_paths(node)
+        return _build_safe(node, node, paths) if paths else None
+    parent_path = _parent_path(node.path)
+    if parent_path is not None and root is not None and root.kind == "group":
+        parent = root[parent_path] if parent_path else root
+        paths = dataset_paths(parent)
+        if paths and paths[0] == node.name:
+            pyramid = _build_safe(node, parent, paths)
+            if pyramid is not None:
+                return pyramid
+    return single(node)
+
+
+def _build_safe(node, group, paths):
+    try:
+        first = group[paths[0]]
+        return _build(first, group, paths)
+    except Exception:
+        logger.warning("cannot use the multiscales of %s", group.path, exc_info=True)
+        return None
+
+
+def image_group(root, node):
+    """The OME-Zarr group ``node`` belongs to (for the info panel), or ``None``."""
+    parent_path = _parent_path(node.path)
+    if parent_path is None or root is None or root.kind != "group":
+        return None
+    try:
+        parent = root[parent_path] if parent_path else root
+    except Exception:
+        return None
+    return parent if dataset_paths(parent) else None

@@ -1,0 +1,239 @@
+"""The hierarchy as a lazily loaded Qt item model (STYLE rule 10).
+
+Groups report children before they are listed (``hasChildren``) and list them only when the view
+asks (``canFetchMore``/``fetchMore``); the listing runs in the background and the rows are
+inserted when it returns, so a remote store with thousands of groups never blocks the window.
+Results that arrive after a new store was opened are dropped (the model's ``epoch``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, Signal
+
+from . import messages
+from .resources import icon
+from .tasks import Background
+
+logger = logging.getLogger(__name__)
+_ROOT = QModelIndex()  # the invalid index: "no parent"
+
+COLUMNS = ("Name", "Shape", "Type")
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+@dataclass(eq=False)
+class TreeItem:
+    """One node of the hierarchy as the model holds it."""
+
+    name: str
+    path: str
+    node: object
+    parent: TreeItem | None = None
+    children: list[TreeItem] | None = None  # None: not listed yet
+    fetching: bool = False
+    error: str | None = None
+    row: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return getattr(self.node, "kind", "group")
+
+    @property
+    def is_group(self) -> bool:
+        return self.kind == "group"
+
+
+def node_icon_name(node) -> str:
+    """Icon per node kind and shape."""
+    if getattr(node, "kind", "group") == "group":
+        attrs = getattr(node, "attrs", {}) or {}
+        if "multiscales" in attrs or "multiscales" in (attrs.get("ome") or {}):
+            return "multiscales"
+        return "group-implicit" if getattr(node, "implicit", False) else "group"
+    dtype = np.dtype(getattr(node, "dtype", "f8"))
+    if dtype.kind in "OUSV" and not (dtype.kind == "V" and dtype.names is None):
+        return "array-table"
+    ndim = getattr(node, "ndim", 2)
+    return {0: "array-0d", 1: "array-1d", 2: "array-2d"}.get(ndim, "array-nd")
+
+
+def type_text(node) -> str:
+    data_type = getattr(node, "data_type", None)
+    if isinstance(data_type, str):
+        return data_type
+    return str(np.dtype(node.dtype)) if hasattr(node, "dtype") else ""
+
+
+def shape_text(node) -> str:
+    shape = getattr(node, "shape", None)
+    if shape is None:
+        return ""
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class HierarchyModel(QAbstractItemModel):
+    """Columns: name, shape, data type. The top-level row is the store's root node."""
+
+    listing_failed = Signal(object)  # messages.UserMessage
+    listed = Signal(str)             # path of a group whose children were inserted
+
+    def __init__(self, background: Background, parent: QObject | None = None):
+        super().__init__(parent)
+        self._background = background
+        self._root = TreeItem(name="", path="", node=None, children=[])
+        self.epoch = 0
+
+    # -- content ---------------------------------------------------------------------------------
+
+    def set_root_node(self, node, label: str) -> None:
+        """Show a newly opened store (or array) whose root engine node is ``node``."""
+        self.beginResetModel()
+        self.epoch += 1
+        top = TreeItem(name=label, path=getattr(node, "path", ""), node=node, parent=self._root)
+        if not top.is_group:
+            top.children = []
+        self._root.children = [top]
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.epoch += 1
+        self._root.children = []
+        self.endResetModel()
+
+    def item(self, index: QModelIndex) -> TreeItem:
+        return index.internalPointer() if index.isValid() else self._root
+
+    def index_of(self, item: TreeItem, column: int = 0) -> QModelIndex:
+        if item is self._root or item.parent is None:
+            return QModelIndex()
+        return self.createIndex(item.row, column, item)
+
+    def find(self, path: str) -> QModelIndex:
+        """The index of ``path`` among the nodes listed so far (invalid if not listed)."""
+        if not self._root.children:
+            return QModelIndex()
+        item = self._root.children[0]
+        parts = [p for p in path.strip("/").split("/") if p]
+        base = [p for p in item.path.split("/") if p]
+        parts = parts[len(base):] if parts[:len(base)] == base else parts
+        for part in parts:
+            match = [c for c in (item.children or []) if c.name == part]
+            if not match:
+                return QModelIndex()
+            item = match[0]
+        return self.index_of(item)
+
+    # -- Qt model API ----------------------------------------------------------------------------
+
+    def index(self, row: int, column: int, parent: QModelIndex = _ROOT) -> QModelIndex:
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        children = self.item(parent).children or []
+        return self.createIndex(row, column, children[row])
+
+    def parent(self, index: QModelIndex = _ROOT) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        return self.index_of(self.item(index).parent)
+
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self.item(parent).children or [])
+
+    def columnCount(self, parent: QModelIndex = _ROOT) -> int:
+        return len(COLUMNS)
+
+    def hasChildren(self, parent: QModelIndex = _ROOT) -> bool:
+        if parent.isValid() and parent.column() != 0:
+            return False
+        item = self.item(parent)
+        if item.children is None:
+            return item.is_group
+        return bool(item.children)
+
+    def canFetchMore(self, parent: QModelIndex) -> bool:
+        if parent.isValid() and parent.column() != 0:
+            return False
+        item = self.item(parent)
+        return item.is_group and item.children is None and not item.fetching
+
+    def fetchMore(self, parent: QModelIndex) -> None:
+        if not self.canFetchMore(parent):
+            return
+        item = self.item(parent)
+        item.fetching = True
+        epoch, group = self.epoch, item.node
+        self._background.run(lambda: list(group.members()),
+                             lambda members: self._insert(epoch, item, members),
+                             lambda exc: self._listing_error(epoch, item, exc))
+
+    def _insert(self, epoch: int, item: TreeItem, members) -> None:
+        if epoch != self.epoch:
+            return
+        item.fetching = False
+        children = []
+        for row, (name, node) in enumerate(members):
+            path = f"{item.path}/{name}" if item.path else name
+            child = TreeItem(name=name, path=path, node=node, parent=item, row=row)
+            if not child.is_group:
+                child.children = []
+            children.append(child)
+        parent_index = self.index_of(item)
+        if children:
+            self.beginInsertRows(parent_index, 0, len(children) - 1)
+            item.children = children
+            self.endInsertRows()
+        else:
+            item.children = []
+            self.dataChanged.emit(parent_index, parent_index)
+        self.listed.emit(item.path)
+
+    def _listing_error(self, epoch: int, item: TreeItem, exc: BaseException) -> None:
+        if epoch != self.epoch:
+            return
+        item.fetching = False
+        item.children = []
+        message = messages.describe(exc, node=item.path)
+        item.error = message.one_line()
+        index = self.index_of(item)
+        self.dataChanged.emit(index, index)
+        self.listing_failed.emit(message)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        item, column = self.item(index), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return item.name + (" (loading…)" if item.fetching else "")
+            if column == 1:
+                return shape_text(item.node)
+            return "" if item.is_group else type_text(item.node)
+        if role == Qt.ItemDataRole.DecorationRole and column == 0:
+            return icon("error" if item.error else node_icon_name(item.node))
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return item.error or f"/{item.path}"
+        if role == NODE_ROLE:
+            return item.node
+        if role == PATH_ROLE:
+            return item.path
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+        return None
+
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable

@@ -1,0 +1,102 @@
+"""The viewer's state as plain Python (STYLE rule 10): no Qt, so it is testable on its own.
+
+Widgets read and change a :class:`ViewState`; the image controller turns it into an immutable
+request (see ``tiles.PlaneRequest``) tagged with the state's ``generation``. Any change that makes
+in-flight work useless bumps the generation, and results carrying an older one are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+COLORMAPS = ("grey", "viridis", "magma", "inferno", "plasma", "cividis", "turbo", "CET-L8")
+COMPLEX_MODES = ("magnitude", "phase", "real", "imag")
+
+
+@dataclass
+class ViewState:
+    """What the user looks at: which axes are displayed, where the sliders are, how it's drawn."""
+
+    shape: tuple[int, ...]
+    dimension_names: tuple[str, ...] = ()
+    y_axis: int = 0
+    x_axis: int = 1
+    indices: list[int] = field(default_factory=list)
+    slider_axis: int | None = None
+    colormap: str = "grey"
+    auto_levels: bool = True
+    levels: tuple[float, float] | None = None
+    complex_mode: str = "magnitude"
+    field_name: str | None = None
+    show_chunk_grid: bool = False
+    generation: int = 0
+
+    def __post_init__(self) -> None:
+        ndim = len(self.shape)
+        if not self.dimension_names or len(self.dimension_names) != ndim:
+            self.dimension_names = tuple(f"dim_{i}" for i in range(ndim))
+        self.dimension_names = tuple(
+            name if name else f"dim_{i}" for i, name in enumerate(self.dimension_names))
+        if not self.indices:
+            self.indices = [0] * ndim
+        if ndim >= 2 and (self.y_axis, self.x_axis) == (0, 1):
+            self.y_axis, self.x_axis = ndim - 2, ndim - 1
+        self._fix_slider_axis()
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def slider_axes(self) -> list[int]:
+        """The axes not displayed, each with a slider."""
+        return [a for a in range(self.ndim) if a not in (self.y_axis, self.x_axis)]
+
+    def bump(self) -> int:
+        """Invalidate everything in flight; returns the new generation."""
+        self.generation += 1
+        return self.generation
+
+    def _fix_slider_axis(self) -> None:
+        axes = self.slider_axes
+        if self.slider_axis not in axes:
+            self.slider_axis = axes[0] if axes else None
+
+    def set_display_axes(self, y_axis: int, x_axis: int) -> bool:
+        """Display ``y_axis`` down and ``x_axis`` across; swaps if the user picks the same axis."""
+        if y_axis == x_axis:
+            y_axis, x_axis = x_axis, self.y_axis if x_axis != self.y_axis else self.x_axis
+        changed = (y_axis, x_axis) != (self.y_axis, self.x_axis)
+        self.y_axis, self.x_axis = y_axis, x_axis
+        self._fix_slider_axis()
+        return changed
+
+    def set_index(self, axis: int, value: int) -> bool:
+        """Move the slider of ``axis``; clamped to the array. Returns whether it moved."""
+        value = max(0, min(int(value), self.shape[axis] - 1))
+        changed = self.indices[axis] != value
+        self.indices[axis] = value
+        if axis in self.slider_axes:
+            self.slider_axis = axis
+        return changed
+
+    def step(self, delta: int) -> bool:
+        """Move the active slider by ``delta`` (arrow keys, PageUp/PageDown)."""
+        if self.slider_axis is None:
+            return False
+        return self.set_index(self.slider_axis, self.indices[self.slider_axis] + delta)
+
+    def set_indices(self, values: list[int]) -> None:
+        """Set the slider positions from ``--index``: one value per slider axis, or one per axis."""
+        axes = self.slider_axes if len(values) != self.ndim else list(range(self.ndim))
+        for axis, value in zip(axes, values, strict=False):
+            if axis in self.slider_axes:
+                self.set_index(axis, value)
+
+    def plane_key(self) -> tuple:
+        """Identifies the plane on screen (not the viewport): equal keys show the same data."""
+        fixed = tuple(self.indices[a] for a in self.slider_axes)
+        return (self.y_axis, self.x_axis, fixed, self.field_name, self.complex_mode)
+
+    def axis_label(self, axis: int) -> str:
+        return self.dimension_names[axis]
