@@ -14,6 +14,7 @@ spreads over the thread pool. Transient failures are retried a bounded number of
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +32,14 @@ Fetched = bytes | None
 
 _RETRIES = 3
 _RETRY_DELAY = 0.2
-_HTTP_TIMEOUT = 30.0  # seconds for a whole request; a stalled server fails instead of hanging
+
+
+def _timeout() -> float:
+    """Seconds a request may take before it fails (a stalled server must not hang a read)."""
+    try:
+        return float(os.environ.get("ZARRFS_TIMEOUT", "30"))
+    except ValueError:
+        return 30.0
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,8 @@ def _default_options(protocol: str) -> dict:
             import aiohttp
         except ImportError:  # pragma: no cover - aiohttp comes with the remote extra
             return {}
-        timeout = aiohttp.ClientTimeout(total=_HTTP_TIMEOUT, sock_connect=10, sock_read=10)
+        t = _timeout()
+        timeout = aiohttp.ClientTimeout(total=t, sock_connect=min(10, t), sock_read=min(10, t))
         return {"client_kwargs": {"timeout": timeout}}
     return {}
 

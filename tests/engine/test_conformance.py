@@ -1,0 +1,26 @@
+"""The shared conformance corpus, read by the engine through its public API, must pass in full
+(arrays, selections, and group members/attributes via --meta-fn)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def test_conformance_corpus_passes_in_full(corpus_dir):
+    reader = HERE / "conformance_reader.py"
+    proc = subprocess.run(
+        [sys.executable, str(corpus_dir / "check_reader.py"), f"{reader}:read",
+         "--meta-fn", f"{reader}:meta", "-q"],
+        capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
+    tail = proc.stdout.strip().splitlines()[-1]
+    match = re.fullmatch(r"(\d+) passed, (\d+) failed", tail)
+    assert match, proc.stdout[-3000:] + proc.stderr[-3000:]
+    passed, failed = map(int, match.groups())
+    assert failed == 0, proc.stdout[-5000:]
+    assert passed >= 2400  # every array, selection and group of the corpus
+    assert proc.returncode == 0

@@ -1,0 +1,162 @@
+"""Bad input gets a specific exception naming the store, key and reason; nothing else breaks."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrfs
+import zarrfs.engine as engine
+
+
+def _write_zarray(root, doc, chunks: dict | None = None):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".zarray").write_text(json.dumps(doc) if isinstance(doc, dict) else doc)
+    for key, value in (chunks or {}).items():
+        (root / key).write_bytes(value)
+
+
+BASE = {"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "compressor": None,
+        "fill_value": 0, "order": "C", "filters": None}
+
+
+def test_missing_node(tmp_path):
+    with pytest.raises(engine.NodeNotFoundError) as err:
+        zarrfs.open(str(tmp_path / "nothing.zarr"))
+    assert isinstance(err.value, FileNotFoundError)
+    assert "nothing.zarr" in str(err.value)
+
+
+def test_malformed_json_names_document(tmp_path):
+    _write_zarray(tmp_path / "a", '{"zarr_format": 2, "shape": [4,')
+    with pytest.raises(engine.MetadataError) as err:
+        zarrfs.open(str(tmp_path / "a"))
+    assert ".zarray" in str(err.value) and "malformed JSON" in str(err.value)
+
+
+def test_missing_field_named(tmp_path):
+    doc = {k: v for k, v in BASE.items() if k != "chunks"}
+    _write_zarray(tmp_path / "a", doc)
+    with pytest.raises(engine.MetadataError) as err:
+        zarrfs.open(str(tmp_path / "a"))
+    assert err.value.field == "chunks" and "'chunks'" in str(err.value)
+
+
+def test_unknown_codec_named(tmp_path):
+    _write_zarray(tmp_path / "a", {**BASE, "compressor": {"id": "fancyzip", "level": 3}})
+    with pytest.raises(engine.UnknownCodecError) as err:
+        zarrfs.open(str(tmp_path / "a"))
+    assert err.value.codec == "fancyzip" and "fancyzip" in str(err.value)
+
+
+def test_unknown_v3_codec_and_dtype(tmp_path):
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [{"name": "bytes"}, {"name": "mystery"}]}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(engine.UnknownCodecError, match="mystery"):
+        zarrfs.open(str(tmp_path / "a"))
+    doc["codecs"] = [{"name": "bytes"}]
+    doc["data_type"] = "int3"
+    (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(engine.UnknownDataTypeError, match="int3"):
+        zarrfs.open(str(tmp_path / "a"))
+
+
+def test_must_understand(tmp_path):
+    doc = {"zarr_format": 3, "node_type": "group", "attributes": {}, "future": {"x": 1}}
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(engine.UnsupportedError, match="future"):
+        zarrfs.open(str(tmp_path / "g"))
+    doc["future"] = {"must_understand": False}
+    (tmp_path / "g" / "zarr.json").write_text(json.dumps(doc))
+    assert zarrfs.open(str(tmp_path / "g")).kind == "group"
+
+
+def test_pickle_refused_never_unpickled(tmp_path):
+    class Boom:
+        def __reduce__(self):
+            return (exec, ("import pathlib; pathlib.Path('PWNED').write_text('x')",))
+
+    payload = pickle.dumps(np.array([Boom()], dtype=object))
+    _write_zarray(tmp_path / "a", {**BASE, "dtype": "|O", "filters": [{"id": "pickle"}]},
+                  {"0": payload})
+    with pytest.raises(engine.UnsupportedError, match="pickle"):
+        zarrfs.open(str(tmp_path / "a"))
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_corrupt_chunk_raises_decode_error_with_key(tmp_path):
+    blob = numcodecs.Zstd().encode(np.arange(4, dtype="<i4").tobytes())
+    _write_zarray(tmp_path / "a", {**BASE, "compressor": {"id": "zstd", "level": 1}},
+                  {"0": blob[:-3]})
+    arr = zarrfs.open(str(tmp_path / "a"))
+    with pytest.raises(engine.ChunkDecodeError) as err:
+        arr[...]
+    assert err.value.key == "0" and err.value.codec == "zstd"
+
+
+def test_wrong_size_chunk(tmp_path):
+    _write_zarray(tmp_path / "a", BASE, {"0": np.arange(3, dtype="<i4").tobytes()})
+    with pytest.raises(engine.ChunkDecodeError, match="12 bytes, expected 16"):
+        zarrfs.open(str(tmp_path / "a"))[...]
+
+
+def test_checksum_mismatch(tmp_path):
+    good = numcodecs.CRC32().encode(np.arange(4, dtype="<i4").tobytes())
+    bad = bytearray(good)
+    bad[-1] ^= 0xFF  # flip a data bit, keep the stored checksum
+    _write_zarray(tmp_path / "a", {**BASE, "compressor": {"id": "crc32"}}, {"0": bytes(bad)})
+    with pytest.raises(engine.ChecksumError):
+        zarrfs.open(str(tmp_path / "a"))[...]
+
+
+def test_v3_crc32c_mismatch(zarr_writer, tmp_path):
+    import zarr.codecs as zc
+    data = np.arange(16, dtype="i4")
+    w = zarr_writer(data, chunks=(16,), compressors=[zc.Crc32cCodec()], zarr_format=3)
+    chunk = w.location / "c" / "0"
+    raw = bytearray(chunk.read_bytes())
+    raw[0] ^= 1
+    chunk.write_bytes(bytes(raw))
+    with pytest.raises(engine.ChecksumError, match="crc32c"):
+        zarrfs.open(str(w.root))["array"][...]
+
+
+def test_truncated_shard(zarr_writer):
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64)
+    w = zarr_writer(data, chunks=(8, 8), shards=(64, 64), compressors=None)
+    shard = w.location / "c" / "0" / "0"
+    raw = shard.read_bytes()
+    shard.write_bytes(raw[:100] + raw[-(64 * 16 + 4):])  # index intact, chunks cut
+    engine.set_cache_size(0)
+    try:
+        with pytest.raises(engine.ChunkDecodeError, match="truncated"):
+            zarrfs.open(str(w.root))["array"][40:48, 40:48]
+    finally:
+        engine.set_cache_size(512 * 2**20)
+
+
+def test_out_of_range_index(zarr_writer):
+    w = zarr_writer(np.arange(10), chunks=(5,))
+    arr = zarrfs.open(str(w.root))["array"]
+    with pytest.raises(engine.SelectionError, match="out of bounds"):
+        arr[10]
+    with pytest.raises(IndexError):
+        arr[0, 0]
+
+
+def test_engine_imports_no_front_end():
+    import subprocess
+    import sys
+    code = ("import sys, zarrfs, zarrfs.engine as e; "
+            "bad = [m for m in ('mfusepy', 'fuse', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,183 @@
+"""Reads checked against zarr-python as the independent writer: layouts, codecs, sharding,
+read_flat, background reads with cancellation and chunk events, the shared cache."""
+
+from __future__ import annotations
+
+import threading
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr.codecs as zc
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import zarrfs
+import zarrfs.engine as engine
+
+
+def _volume(shape=(6, 50, 70), dtype="uint16", seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 4000, size=shape).astype(dtype)
+
+
+CASES = {
+    "v3-zstd": dict(zarr_format=3, chunks=(2, 16, 32)),
+    "v3-blosc-sharded": dict(zarr_format=3, chunks=(1, 8, 16), shards=(2, 32, 64),
+                             compressors=zc.BloscCodec(cname="zstd", shuffle="shuffle")),
+    "v3-sharded-index-start": {},  # written below with the index at the shard's start
+    "v3-transpose": dict(zarr_format=3, chunks=(3, 16, 32), filters=zc.TransposeCodec(order=(2, 0, 1))),
+    "v2-blosc-F": dict(zarr_format=2, chunks=(4, 16, 16), order="F",
+                       compressors=numcodecs.Blosc(cname="lz4", shuffle=2)),
+    "v2-slash-gzip": dict(zarr_format=2, chunks=(3, 20, 30), compressors=numcodecs.GZip(),
+                          chunk_key_encoding={"name": "v2", "separator": "/"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_reads_match_writer(zarr_writer, case):
+    options = dict(CASES[case])
+    data = _volume()
+    if case == "v3-sharded-index-start":
+        import zarr
+        w = zarr_writer(data[:1, :1, :1], zarr_format=3)  # the store and its root group
+        z = zarr.create_array(store=str(w.root), name="array", shape=data.shape, dtype=data.dtype,
+                              chunks=(2, 16, 32), serializer=zc.ShardingCodec(
+                                  chunk_shape=(1, 8, 16), index_location="start"),
+                              compressors=None, overwrite=True, zarr_format=3)
+        z[...] = data
+    else:
+        w = zarr_writer(data, **options)
+    arr = zarrfs.open(str(w.root))["array"]
+    assert arr.shape == data.shape and arr.dtype == data.dtype
+    np.testing.assert_array_equal(arr[...], data)
+    for sel in [(3, slice(None), slice(None)), (slice(None), 17, slice(5, 66, 3)),
+                (slice(None, None, -1), slice(40, 2, -7), -1), (Ellipsis, 0)]:
+        np.testing.assert_array_equal(arr[sel], data[sel])
+
+
+def test_sharded_read_fetches_only_needed_inner_chunks(zarr_writer):
+    data = _volume((1, 64, 64))
+    w = zarr_writer(data, chunks=(1, 8, 8), shards=(1, 64, 64), zarr_format=3)
+    arr = zarrfs.open(str(w.root))["array"]
+    assert arr.chunks == (1, 8, 8) and arr.shards == (1, 64, 64)
+    engine.set_cache_size(0)
+    try:
+        engine.reset_stats()
+        np.testing.assert_array_equal(arr[0, 8:16, 8:24], data[0, 8:16, 8:24])
+        assert engine.stats()["chunks_decoded"] == 2
+    finally:
+        engine.set_cache_size(512 * 2**20)
+
+
+def test_missing_chunks_read_fill(zarr_writer):
+    data = np.full((40, 40), 7.5, dtype="f4")
+    data[:10, :10] = np.arange(100).reshape(10, 10)
+    w = zarr_writer(data, chunks=(10, 10), fill_value=7.5)
+    arr = zarrfs.open(str(w.root))["array"]
+    assert arr.fill_value == np.float32(7.5)
+    engine.reset_stats()
+    np.testing.assert_array_equal(arr[...], data)
+    assert engine.stats()["chunks_missing"] >= 15
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_random_selections_equal_numpy(tmp_path_factory, data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=12))
+    chunks = tuple(data.draw(st.integers(1, n + 1)) for n in shape)
+    values = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape) * 3 - 5
+    root = tmp_path_factory.mktemp("prop") / "s.zarr"
+    from tests.zarr_oracle import write_array
+    write_array(root, values, chunks=chunks, zarr_format=data.draw(st.sampled_from([2, 3])))
+    arr = zarrfs.open(str(root))["array"]
+    sel = data.draw(hnp.basic_indices(shape, allow_newaxis=False))
+    np.testing.assert_array_equal(arr[sel], values[sel])
+    start = data.draw(st.integers(0, values.size))
+    stop = data.draw(st.integers(start, values.size))
+    np.testing.assert_array_equal(arr.read_flat(start, stop), values.reshape(-1)[start:stop])
+
+
+def test_read_flat_big_endian_native(zarr_writer):
+    data = np.arange(3 * 17 * 19, dtype=">i4").reshape(3, 17, 19)
+    w = zarr_writer(data, chunks=(2, 5, 7), zarr_format=2)
+    arr = zarrfs.open(str(w.root))["array"]
+    flat = arr.read_flat(40, 700)
+    assert flat.dtype == np.dtype("=i4")
+    np.testing.assert_array_equal(flat, data.reshape(-1)[40:700])
+
+
+def test_submit_events_and_result(zarr_writer):
+    data = _volume((2, 64, 64))
+    w = zarr_writer(data, chunks=(1, 16, 16))
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.set_cache_size(0)
+    events = []
+    lock = threading.Lock()
+
+    def on_chunk(ev):
+        with lock:
+            events.append(ev)
+
+    try:
+        fut = arr.submit((1, slice(None), slice(None)), on_chunk=on_chunk)
+        np.testing.assert_array_equal(fut.result(timeout=30), data[1])
+    finally:
+        engine.set_cache_size(512 * 2**20)
+    assert sorted(e.chunk_coords for e in events) == sorted(arr.chunks_in((1, slice(None), slice(None))))
+    assert {e.status for e in events} == {"loaded"}
+    assert fut.out is not None and fut.done()
+
+
+def test_cancelled_read_raises_and_stops(zarr_writer):
+    data = _volume((4, 256, 256))
+    w = zarr_writer(data, chunks=(1, 16, 16))
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.set_cache_size(0)
+    try:
+        gate = threading.Event()
+        blocker = arr.submit((0, slice(0, 16), slice(0, 16)), on_chunk=lambda ev: gate.wait(10))
+        futs = [arr.submit((k, slice(None), slice(None))) for k in range(1, 4)]
+        for f in futs:
+            f.cancel()
+        gate.set()
+        blocker.result(timeout=30)
+        for f in futs:
+            with pytest.raises(engine.ReadCancelled):
+                f.result(timeout=30)
+            assert f.cancelled()
+    finally:
+        engine.set_cache_size(512 * 2**20)
+
+
+def test_cache_serves_repeat_reads(zarr_writer):
+    data = _volume((1, 64, 64))
+    w = zarr_writer(data, chunks=(1, 32, 32))
+    arr = zarrfs.open(str(w.root))["array"]
+    arr[...]
+    engine.reset_stats()
+    np.testing.assert_array_equal(arr[...], data)
+    s = engine.stats()
+    assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
+    info = engine.cache_info()
+    assert info["size"] > 0 and info["capacity"] > 0
+
+
+def test_hierarchy_navigation(tmp_path):
+    from tests.zarr_oracle import write_array
+    root = tmp_path / "h.zarr"
+    write_array(root, np.arange(10), path="g1/g2/a", attributes={"units": "m"},
+                dimension_names=("x",))
+    write_array(root, np.ones((2, 3)), path="g1/b")
+    import zarr
+    zarr.open_group(str(root), mode="a").attrs["title"] = "root"
+    g = zarrfs.open(str(root))
+    assert g.kind == "group" and g.attrs == {"title": "root"}
+    assert g.keys() == ["g1"] and g["g1"].keys() == ["b", "g2"]
+    a = g["g1/g2/a"]
+    assert a.attrs == {"units": "m"} and a.dimension_names == ("x",) and a.path == "g1/g2/a"
+    assert "g1" in g and "nope" not in g
+    with pytest.raises(engine.NodeNotFoundError):
+        g["g1/nope"]
+    assert zarrfs.open(str(root / "g1" / "g2" / "a"))[3] == 3

@@ -1,0 +1,149 @@
+"""The engine over a real loopback HTTP server (latency, faults) and an S3-compatible server.
+
+Round trips and request counts come from the server's own records, never from timings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrfs
+import zarrfs.engine as engine
+
+
+@pytest.fixture(autouse=True)
+def _cold_cache():
+    engine.set_cache_size(0)
+    yield
+    engine.set_cache_size(512 * 2**20)
+
+
+def _expected(corpus_dir: Path, entry_id: str) -> tuple[dict, np.ndarray]:
+    manifest = json.loads((corpus_dir / "manifest.json").read_text())
+    entry = next(e for e in manifest["entries"] if e["id"] == entry_id)
+    return entry, np.load(corpus_dir / entry["expected"]["file"])
+
+
+@pytest.fixture
+def volume(zarr_writer):
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 60000, size=(4, 256, 256), dtype=np.uint16)
+    plain = zarr_writer(data, path="plain", chunks=(1, 64, 64))
+    zarr_writer(data, path="sharded", chunks=(1, 32, 32), shards=(1, 128, 128), root=plain.root)
+    return plain.root, data
+
+
+def test_plane_in_one_round_trip(http_server, volume):
+    root, data = volume
+    server = http_server(root, latency=0.02)
+    arr = zarrfs.open(server.url + "/plain")
+    server.stats.reset()
+    np.testing.assert_array_equal(arr[2], data[2])
+    assert server.stats.requests["GET"] == 16 and server.stats.requests["HEAD"] == 0
+    assert server.stats.round_trips() == 1
+
+
+def test_sharded_window_in_two_round_trips(http_server, volume):
+    root, data = volume
+    server = http_server(root, latency=0.02)
+    arr = zarrfs.open(server.url + "/sharded")
+    server.stats.reset()
+    window = (1, slice(100, 164), slice(60, 124))  # spans 4 shards, 12 inner chunks
+    np.testing.assert_array_equal(arr[window], data[window])
+    assert server.stats.requests["HEAD"] == 0
+    assert server.stats.round_trips() == 2  # the shard indexes, then the inner chunks
+    server.stats.reset()
+    np.testing.assert_array_equal(arr[window], data[window])  # indexes are cached now
+    assert server.stats.round_trips() == 1
+
+
+def test_open_is_one_round_trip(http_server, volume):
+    root, _ = volume
+    server = http_server(root, latency=0.02)
+    arr = zarrfs.open(server.url + "/plain")
+    assert arr.shape == (4, 256, 256)
+    assert server.stats.round_trips() == 1
+
+
+def test_consolidated_corpus_over_http(http_server, corpus_dir):
+    store = corpus_dir / "corpus/zarr-python-3/v3_hierarchy_consolidated.zarr"
+    server = http_server(store)
+    root = zarrfs.open(server.url)
+    assert root.keys() == ["a", "empty_group", "root_array"]
+    entry, expected = _expected(corpus_dir, "zarr-python-3/v3_hierarchy_consolidated.zarr/a/array_in_a")
+    np.testing.assert_array_equal(root["a/array_in_a"][...], expected)
+
+
+def test_missing_chunk_is_fill_over_http(http_server, zarr_writer):
+    data = np.zeros((20, 20), dtype="i2")
+    data[:10, :10] = 5
+    w = zarr_writer(data, chunks=(10, 10))
+    server = http_server(w.root)
+    np.testing.assert_array_equal(zarrfs.open(server.url)["array"][...], data)
+
+
+def test_transient_5xx_is_retried(http_server, volume):
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.fail_next(2, status=503)
+    np.testing.assert_array_equal(arr[0, :64, :64], data[0, :64, :64])
+
+
+def test_persistent_5xx_is_a_store_error(http_server, volume):
+    root, _ = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.status(500, pattern=r"c/1/0/0")
+    with pytest.raises(engine.StoreError) as err:
+        arr[1, :64, :64]
+    assert "c/1/0/0" in str(err.value) and err.value.key.endswith("c/1/0/0")
+    server.faults.clear()
+    assert arr[1, 0, 0] == arr[1, :64, :64][0, 0]  # and the next read works
+
+
+def test_truncated_body_is_an_error_not_wrong_data(http_server, volume):
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.truncate(pattern=r"c/3/0/0")
+    with pytest.raises(engine.ZarrfsError):
+        arr[3, :64, :64]
+    server.faults.clear()
+    np.testing.assert_array_equal(arr[3, :64, :64], data[3, :64, :64])
+
+
+def test_stall_times_out(http_server, volume, monkeypatch):
+    root, _ = volume
+    monkeypatch.setenv("ZARRFS_TIMEOUT", "1")
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.stall(8, pattern=r"c/2/")
+    with pytest.raises(engine.StoreError):
+        arr[2, :64, :64]
+
+
+def test_connection_refused_is_store_error(http_server, volume):
+    root, _ = volume
+    server = http_server(root)
+    url = server.url
+    server.close()
+    with pytest.raises(engine.StoreError):
+        zarrfs.open(url + "/plain")
+
+
+def test_s3_reads_match(s3_store, volume, corpus_dir):
+    root, data = volume
+    url, options = s3_store(root)
+    arr = zarrfs.open(url + "/sharded", **options)
+    np.testing.assert_array_equal(arr[1, 30:200, 17:99], data[1, 30:200, 17:99])
+    np.testing.assert_array_equal(zarrfs.open(url + "/plain", **options)[...], data)
+    url2, options2 = s3_store(corpus_dir / "corpus/zarr-python-3/v2_hierarchy.zarr")
+    g = zarrfs.open(url2, **options2)
+    assert g.keys() == ["a", "empty_group", "root_array"]
+    entry, expected = _expected(corpus_dir, "zarr-python-3/v2_hierarchy.zarr/a/b/c/d/e/deep_array")
+    np.testing.assert_array_equal(g["a/b/c/d/e/deep_array"][...], expected)
