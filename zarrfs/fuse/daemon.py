@@ -183,6 +183,9 @@ def serve(url: str, mountpoint: str, options: MountOptions, storage_options: dic
     try:
         FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug, **kwargs)
     except Exception as error:  # noqa: BLE001
+        if operations.was_ready:  # libfuse 3 reports a loop ended by SIGTERM/SIGINT as error 8
+            log.info("stopped (%s); unmounted", error)
+            return 0
         return fail(f"cannot mount {url} at {mountpoint}: {error}")
     return 0
 

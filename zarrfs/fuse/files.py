@@ -127,8 +127,8 @@ class ArrayBytesFile:
 
     def read_elements(self, first: int, stop: int) -> memoryview:
         """Bytes of elements ``[first, stop)`` of this file's range (decodes only those chunks)."""
-        values = self.array.read_flat(self.start + first, self.start + stop)
-        return memoryview(np.ascontiguousarray(values)).cast("B")
+        values = np.ascontiguousarray(self.array.read_flat(self.start + first, self.start + stop))
+        return memoryview(values.reshape(-1).view(np.uint8))  # datetimes refuse the buffer protocol
 
     def read(self, offset: int, size: int) -> bytes:
         return ArrayHandle(self).read(offset, size)

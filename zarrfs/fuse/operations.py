@@ -40,10 +40,12 @@ class ZarrfsOperations(Operations):
         self._uid = os.getuid() if tree.options.uid is None else tree.options.uid
         self._gid = os.getgid() if tree.options.gid is None else tree.options.gid
         self._mtime_ns = int(tree.mtime * 1e9)
+        self.was_ready = False
 
     def init(self, path):
         """Called once the kernel mount is live: tell whoever waits that we are ready."""
         log.info("mounted")
+        self.was_ready = True
         if self._on_ready is not None:
             self._on_ready()
 
