@@ -104,19 +104,23 @@ def _axis_region(lo: float, hi: float, size: int, stride: int) -> tuple[int, int
     return lo_i, hi_i
 
 
-def _axis_pieces(lo: int, hi: int, stride: int, chunk: int, group: int):
-    """Per group of ``group`` chunks along one axis: (first chunk, last chunk, sel, out slice)."""
+def _touched(lo: int, hi: int, stride: int, chunk: int) -> np.ndarray:
+    """Chunk indices along one axis that the samples lo, lo+stride, ... < hi fall in."""
+    return np.unique(np.arange(lo, hi, stride) // chunk)
+
+
+def _axis_pieces(lo: int, hi: int, stride: int, chunk: int, touched: np.ndarray, group: int):
+    """Per run of ``group`` touched chunks along one axis: (chunk indices, sel, out slice)."""
     pieces = []
-    first_chunk, last_chunk = lo // chunk, (hi - 1) // chunk
-    for c in range(first_chunk, last_chunk + 1, group):
-        c_end = min(c + group, last_chunk + 1)
-        start, stop = max(lo, c * chunk), min(hi, c_end * chunk)
+    for i in range(0, len(touched), group):
+        run = [int(c) for c in touched[i:i + group]]
+        start, stop = max(lo, run[0] * chunk), min(hi, (run[-1] + 1) * chunk)
         first = lo + (-(-(start - lo) // stride)) * stride
         if first >= stop:
             continue
         count = -(-(stop - first) // stride)
         out_start = (first - lo) // stride
-        pieces.append((c, c_end, slice(first, first + (count - 1) * stride + 1, stride),
+        pieces.append((run, slice(first, first + (count - 1) * stride + 1, stride),
                        slice(out_start, out_start + count)))
     return pieces
 
@@ -134,14 +138,14 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
     x0, x1 = _axis_region(vx0 - mx, vx1 + mx, shape[x_axis], stride)
     ny, nx = -(-(y1 - y0) // stride), -(-(x1 - x0) // stride)
     cy, cx = chunks[y_axis], chunks[x_axis]
-    n_chunks = (((y1 - 1) // cy) - y0 // cy + 1) * (((x1 - 1) // cx) - x0 // cx + 1)
-    group = max(1, math.ceil(math.sqrt(n_chunks / MAX_TILES)))
-    rows = _axis_pieces(y0, y1, stride, cy, group)
-    cols = _axis_pieces(x0, x1, stride, cx, group)
+    touched_y, touched_x = _touched(y0, y1, stride, cy), _touched(x0, x1, stride, cx)
+    group = max(1, math.ceil(math.sqrt(len(touched_y) * len(touched_x) / MAX_TILES)))
+    rows = _axis_pieces(y0, y1, stride, cy, touched_y, group)
+    cols = _axis_pieces(x0, x1, stride, cx, touched_x, group)
     centre = ((vy0 + vy1) / 2, (vx0 + vx1) / 2)
     raw = []
-    for r0, r1, rsel, rout in rows:
-        for c0, c1, csel, cout in cols:
+    for rchunks, rsel, rout in rows:
+        for cchunks, csel, cout in cols:
             selection = list(indices)
             selection[y_axis], selection[x_axis] = rsel, csel
             mid_y = min(max(centre[0], rsel.start), rsel.stop)
@@ -149,7 +153,7 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
             distance = math.hypot(mid_y - centre[0], mid_x - centre[1])
             visible = (rsel.stop > vy0 and rsel.start < vy1 and csel.stop > vx0
                        and csel.start < vx1)
-            coords = tuple((a, b) for a in range(r0, r1) for b in range(c0, c1))
+            coords = tuple((a, b) for a in rchunks for b in cchunks)
             raw.append((not visible, distance, coords, tuple(selection), rout, cout, visible))
     raw.sort(key=lambda t: (t[0], t[1]))
     tiles = tuple(Tile(chunk_coords=t[2], selection=t[3], out_rows=t[4], out_cols=t[5],

@@ -42,7 +42,9 @@ class TreeItem:
 
     @property
     def kind(self) -> str:
-        return getattr(self.node, "kind", "group")
+        if self.node is None:
+            return "broken" if self.error else "group"
+        return self.node.kind
 
     @property
     def is_group(self) -> bool:
@@ -75,6 +77,21 @@ def shape_text(node) -> str:
     if shape is None:
         return ""
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def list_members(group) -> list[tuple[str, object, BaseException | None]]:
+    """``(name, node, error)`` per child: one unreadable child must not hide its siblings."""
+    try:
+        return [(name, node, None) for name, node in group.members()]
+    except Exception:
+        logger.info("listing /%s child by child after an error", group.path, exc_info=True)
+    out = []
+    for name in group.keys():
+        try:
+            out.append((name, group[name], None))
+        except Exception as exc:
+            out.append((name, None, exc))
+    return out
 
 
 class HierarchyModel(QAbstractItemModel):
@@ -171,18 +188,21 @@ class HierarchyModel(QAbstractItemModel):
         item = self.item(parent)
         item.fetching = True
         epoch, group = self.epoch, item.node
-        self._background.run(lambda: list(group.members()),
+        self._background.run(lambda: list_members(group),
                              lambda members: self._insert(epoch, item, members),
                              lambda exc: self._listing_error(epoch, item, exc))
 
     def _insert(self, epoch: int, item: TreeItem, members) -> None:
         if epoch != self.epoch:
             return
-        item.fetching = False
         children = []
-        for row, (name, node) in enumerate(members):
+        for row, (name, node, error) in enumerate(members):
             path = f"{item.path}/{name}" if item.path else name
             child = TreeItem(name=name, path=path, node=node, parent=item, row=row)
+            if error is not None:
+                message = messages.describe(error, node=path)
+                child.error = message.one_line()
+                self.listing_failed.emit(message)
             if not child.is_group:
                 child.children = []
             children.append(child)
@@ -193,7 +213,8 @@ class HierarchyModel(QAbstractItemModel):
             self.endInsertRows()
         else:
             item.children = []
-            self.dataChanged.emit(parent_index, parent_index)
+        item.fetching = False  # only now: views call canFetchMore while rows are inserted
+        self.dataChanged.emit(parent_index, parent_index)  # the "(loading…)" suffix is gone
         self.listed.emit(item.path)
 
     def _listing_error(self, epoch: int, item: TreeItem, exc: BaseException) -> None:
@@ -214,11 +235,14 @@ class HierarchyModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return item.name + (" (loading…)" if item.fetching else "")
+            if item.node is None:
+                return "" if column == 1 else ("error" if item.error else "")
             if column == 1:
                 return shape_text(item.node)
             return "" if item.is_group else type_text(item.node)
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
-            return icon("error" if item.error else node_icon_name(item.node))
+            return icon("error" if item.error or item.node is None
+                        else node_icon_name(item.node))
         if role == Qt.ItemDataRole.ToolTipRole:
             return item.error or f"/{item.path}"
         if role == NODE_ROLE:

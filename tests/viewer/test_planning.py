@@ -1,0 +1,179 @@
+"""Pure parts of the viewer: tile planning, level choice, view state, value mapping, messages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zarrfs.engine as engine
+from viewer import messages, transforms
+from viewer.tiles import (
+    Geometry,
+    Level,
+    choose_level,
+    choose_stride,
+    level_factors,
+    neighbour_selections,
+    plan_plane,
+    resample,
+)
+from viewer.view_state import ViewState
+
+
+def assemble(data, geometry, tiles, y_axis, x_axis):
+    """Build the buffer the way the viewer does: each tile's read copied to its out slices."""
+    out = np.full((geometry.ny, geometry.nx), -1, dtype=np.int64)
+    for tile in tiles:
+        block = data[tile.selection]
+        if y_axis > x_axis:
+            block = block.T
+        assert (out[tile.out_rows, tile.out_cols] == -1).all(), "tiles overlap"
+        out[tile.out_rows, tile.out_cols] = block
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(shape=st.tuples(st.integers(1, 40), st.integers(1, 60), st.integers(1, 70)),
+       chunks=st.tuples(st.integers(1, 9), st.integers(1, 17), st.integers(1, 19)),
+       axes=st.sampled_from([(1, 2), (2, 1), (0, 2), (2, 0), (0, 1)]),
+       view=st.tuples(st.floats(-10, 80), st.floats(1, 90), st.floats(-10, 80), st.floats(1, 90)),
+       screen=st.tuples(st.integers(4, 50), st.integers(4, 50)), index=st.integers(0, 100))
+def test_tiles_reassemble_the_strided_plane(shape, chunks, axes, view, screen, index):
+    data = np.arange(np.prod(shape)).reshape(shape)
+    y_axis, x_axis = axes
+    other = ({0, 1, 2} - {y_axis, x_axis}).pop()
+    indices = [0, 0, 0]
+    indices[other] = index % shape[other]
+    vy0, vh, vx0, vw = view
+    geometry, tiles = plan_plane(shape=shape, chunks=chunks, y_axis=y_axis, x_axis=x_axis,
+                                 indices=indices, view_rect=(vy0, vy0 + vh, vx0, vx0 + vw),
+                                 screen=screen)
+    s = geometry.sy
+    plane = np.moveaxis(data, (y_axis, x_axis), (0, 1))
+    plane = plane[:, :, indices[other]] if plane.ndim == 3 else plane
+    expected = plane[geometry.y0:geometry.y0 + geometry.ny * s:s,
+                     geometry.x0:geometry.x0 + geometry.nx * s:s]
+    got = assemble(data, geometry, tiles, y_axis, x_axis)
+    np.testing.assert_array_equal(got, expected)
+    assert geometry.y0 % s == 0 and geometry.x0 % s == 0
+    # each tile reads only the chunks it names
+    for tile in tiles:
+        rows, cols = tile.selection[y_axis], tile.selection[x_axis]
+        touched = {(r // chunks[y_axis], c // chunks[x_axis])
+                   for r in range(rows.start, rows.stop, rows.step)
+                   for c in range(cols.start, cols.stop, cols.step)}
+        assert touched <= set(tile.chunk_coords)
+
+
+def test_tiles_are_ordered_from_the_centre_outward():
+    _, tiles = plan_plane(shape=(1000, 1000), chunks=(100, 100), y_axis=0, x_axis=1,
+                          indices=[0, 0], view_rect=(0, 1000, 0, 1000), screen=(1000, 1000))
+    assert [t.priority for t in tiles] == sorted(t.priority for t in tiles)
+    assert tiles[0].chunk_coords[0] in {(4, 4), (4, 5), (5, 4), (5, 5)}
+    assert tiles[-1].chunk_coords[0] in {(0, 0), (0, 9), (9, 0), (9, 9)}
+
+
+def test_stride_matches_the_screen_and_skips_chunks():
+    assert choose_stride(10_000, 10_000, 1000, 1000) == 10
+    assert choose_stride(500, 500, 1000, 1000) == 1
+    geometry, tiles = plan_plane(shape=(10_000, 10_000), chunks=(100, 100), y_axis=0, x_axis=1,
+                                 indices=[0, 0], view_rect=(0, 10_000, 0, 10_000),
+                                 screen=(20, 20))
+    assert geometry.sy == 500 and (geometry.ny, geometry.nx) == (20, 20)
+    chunks = {c for t in tiles for c in t.chunk_coords}
+    assert len(chunks) <= 400  # 20 x 20 samples touch at most 400 of the 10_000 chunks
+
+
+def test_choose_level_prefers_pixels_no_larger_than_the_screen():
+    shapes = [(1, 4096, 4096), (1, 2048, 2048), (1, 1024, 1024), (1, 512, 512)]
+    factors = level_factors(shapes)
+    levels = [Level(str(i), s, (1, 256, 256), f) for i, (s, f) in enumerate(zip(shapes, factors))]
+    assert choose_level(levels, 1, 2, 1.0) == 0
+    assert choose_level(levels, 1, 2, 2.5) == 1
+    assert choose_level(levels, 1, 2, 4.0) == 2
+    assert choose_level(levels, 1, 2, 100.0) == 3
+    assert choose_level(levels, 1, 2, 0.3) == 0
+
+
+def test_resample_keeps_the_old_picture_as_placeholder():
+    old = np.arange(16).reshape(4, 4)
+    old_g = Geometry(y0=0, x0=0, sy=2, sx=2, ny=4, nx=4)
+    new_g = Geometry(y0=2, x0=0, sy=1, sx=1, ny=4, nx=2)
+    got = resample(old, old_g, new_g, -1)
+    np.testing.assert_array_equal(got, [[4, 4], [4, 4], [8, 8], [8, 8]])
+    far = resample(old, old_g, Geometry(y0=100, x0=100, sy=1, sx=1, ny=2, nx=2), -1)
+    assert (far == -1).all()
+
+
+def test_neighbour_planes_have_low_priority():
+    _, tiles = plan_plane(shape=(5, 100, 100), chunks=(1, 50, 50), y_axis=1, x_axis=2,
+                          indices=[2, 0, 0], view_rect=(0, 100, 0, 100), screen=(100, 100))
+    items = neighbour_selections(tiles, 0, 2, 5)
+    assert {plane for plane, _, _ in items} == {1, 3}
+    assert min(p for _, _, p in items) > max(t.priority for t in tiles)
+    assert neighbour_selections(tiles, 0, 4, 5)[0][0] == 3
+
+
+def test_view_state_sliders_and_axes():
+    state = ViewState(shape=(4, 5, 6, 7), dimension_names=("t", "", "y", "x"))
+    assert (state.y_axis, state.x_axis) == (2, 3)
+    assert state.slider_axes == [0, 1] and state.dimension_names[1] == "dim_1"
+    assert state.set_index(0, 99) and state.indices[0] == 3
+    state.slider_axis = 1
+    assert state.step(1) and state.indices[1] == 1
+    assert not state.step(-5) or state.indices[1] == 0
+    state.set_display_axes(0, 3)
+    assert state.slider_axes == [1, 2] and state.slider_axis in (1, 2)
+    state.set_display_axes(3, 3)  # picking the same axis twice swaps instead
+    assert state.y_axis != state.x_axis
+    state2 = ViewState(shape=(4, 5, 6))
+    state2.set_indices([3])
+    assert state2.indices == [3, 0, 0]
+    gen = state2.generation
+    assert state2.bump() == gen + 1
+
+
+@pytest.mark.parametrize("values, mode, expected", [
+    (np.array([3 + 4j], np.complex64), "magnitude", [5.0]),
+    (np.array([1j], np.complex128), "phase", [np.pi / 2]),
+    (np.array([2 - 1j]), "imag", [-1.0]),
+    (np.array([True, False]), "", [1, 0]),
+    (np.array([1.5], np.float16), "", [1.5]),
+])
+def test_to_display(values, mode, expected):
+    got = transforms.to_display(values, complex_mode=mode or "magnitude")
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert got.dtype.kind in "fiu"
+
+
+def test_datetime_and_structured_values():
+    times = np.array(["2020-01-01", "NaT"], dtype="datetime64[D]")
+    shown = transforms.to_display(times)
+    assert shown[0] == times[0].astype(np.int64) and np.isnan(shown[1])
+    assert transforms.format_value(times[0]) == "2020-01-01"
+    record = np.zeros(3, dtype=[("a", "i4"), ("b", "f8"), ("s", "S3")])
+    record["b"] = [1, 2, 3]
+    assert transforms.numeric_fields(record.dtype) == ["a", "b"]
+    np.testing.assert_array_equal(transforms.to_display(record, field_name="b"), [1, 2, 3])
+    assert not transforms.is_imageable(record.dtype)
+    assert transforms.is_imageable(record.dtype, "a")
+    assert transforms.robust_levels(np.array([np.nan, 1.0, 2.0]))[0] >= 1.0
+
+
+def test_messages_name_node_chunk_and_codec():
+    exc = engine.ChunkDecodeError("bad zstd frame", path="data.zarr/img", key="c/0/1",
+                                  codec="zstd")
+    msg = messages.describe(exc, node="img", chunk=(0, 1))
+    assert msg.title == "Corrupt chunk"
+    assert "/img" in msg.text and "(0, 1)" in msg.text and "zstd" in msg.text
+    codec = messages.describe(engine.UnknownCodecError("x", codec="fancy"), node="a")
+    assert "fancy" in codec.text and codec.title == "Unsupported codec"
+    store = messages.describe(engine.StoreError("connection refused"), node="a")
+    assert store.title == "Storage error"
+    wrapped = engine.StoreError("failed")
+    wrapped.__cause__ = ConnectionResetError("peer reset")
+    assert "peer reset" in messages.describe(wrapped).detail
+    assert messages.is_cancellation(engine.ReadCancelled())
+    assert messages.describe(ValueError("odd")).title == "Unexpected error"
