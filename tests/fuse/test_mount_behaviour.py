@@ -1,0 +1,183 @@
+"""A real mount's behaviour: ranges at chunk boundaries, concurrent readers, EIO on a network fault
+and recovery, EROFS for writes, ENOENT for missing names, daemon mode, unmount after kill -9."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import tifffile
+
+from tests.fuse.conftest import needs_fuse, zarrfs_command
+from zarrfs.fuse.daemon import is_mounted
+from zarrfs.fuse.npy import npy_header
+
+pytestmark = [needs_fuse, pytest.mark.fuse]
+
+
+@pytest.fixture
+def store(zarr_writer):
+    """A 3-D int32 array (chunks not aligned to planes) and a 2-D float32 array, by zarr-python."""
+    rng = np.random.default_rng(7)
+    cube = rng.integers(-1000, 1000, size=(4, 33, 47), dtype=np.int32)
+    image = rng.normal(size=(65, 70)).astype(np.float32)
+    written = zarr_writer(cube, path="cube", chunks=(3, 10, 16), dimension_names=("z", "y", "x"))
+    zarr_writer(image, path="image", chunks=(16, 16), root=written.root)
+    return written.root, {"cube": cube, "image": image}
+
+
+def test_ranges_at_chunk_boundaries(store, mount):
+    root, data = store
+    mounted = mount(root)
+    cube = data["cube"]
+    raw = cube.tobytes()
+    header = len(npy_header(cube.dtype, cube.shape))
+    path = mounted.path / "cube" / "data.npy"
+    assert path.stat().st_size == header + len(raw)
+    itemsize = cube.itemsize
+    # element offsets at chunk edges along x (16), y rows (47 per row) and z slabs (33*47)
+    edges = [0, 15, 16, 17, 47 * 10 - 1, 47 * 10, 33 * 47 * 3 - 1, 33 * 47 * 3, cube.size - 1]
+    with open(path, "rb") as file:
+        for element in edges:
+            for shift in (-3, 0, 1):
+                offset = max(0, header + element * itemsize + shift)
+                file.seek(offset)
+                got = file.read(37)
+                want = (npy_header(cube.dtype, cube.shape) + raw)[offset : offset + 37]
+                assert got == want, (element, shift)
+
+
+def test_planes_names_and_values(store, mount):
+    root, data = store
+    mounted = mount(root)
+    planes = mounted.path / "cube" / "planes"
+    assert sorted(os.listdir(planes)) == sorted(
+        f"z_{i}.{ext}" for i in range(4) for ext in ("npy", "tif"))
+    np.testing.assert_array_equal(np.load(planes / "z_2.npy"), data["cube"][2])
+    np.testing.assert_array_equal(tifffile.imread(planes / "z_3.tif"), data["cube"][3])
+    np.testing.assert_array_equal(tifffile.imread(mounted.path / "image" / "data.tif"),
+                                  data["image"])
+    with pytest.raises(FileNotFoundError):
+        (planes / "z_4.npy").stat()  # out of range
+    with pytest.raises(FileNotFoundError):
+        (planes / "z_02.npy").stat()  # wrong width
+
+
+def test_concurrent_readers(store, mount):
+    root, data = store
+    mounted = mount(root)
+    paths = [mounted.path / "cube" / "data.raw", mounted.path / "image" / "data.raw"]
+    expected = [data["cube"].tobytes(), data["image"].tobytes()]
+
+    def read(index: int) -> bool:
+        which = index % 2
+        with open(paths[which], "rb") as file:
+            file.seek((index * 997) % 4096)
+            start = file.tell()
+            return file.read() == expected[which][start:]
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(read, range(32)))
+
+
+def test_writes_are_erofs_and_missing_is_enoent(store, mount):
+    root, _ = store
+    mounted = mount(root)
+    attempts = [
+        lambda: open(mounted.path / "cube" / "data.npy", "r+b"),
+        lambda: open(mounted.path / "new.txt", "wb"),
+        lambda: os.mkdir(mounted.path / "newdir"),
+        lambda: os.unlink(mounted.path / "cube" / "attrs.json"),
+        lambda: os.rename(mounted.path / "cube", mounted.path / "cube2"),
+        lambda: os.chmod(mounted.path / "cube" / "info.txt", 0o777),
+    ]
+    for attempt in attempts:
+        with pytest.raises(OSError) as caught:
+            attempt()
+        assert caught.value.errno == errno.EROFS
+    with pytest.raises(FileNotFoundError):
+        os.stat(mounted.path / "nothing")
+    with pytest.raises(FileNotFoundError):
+        os.stat(mounted.path / ".zarray")  # never looks like a Zarr store
+
+
+def test_node_documents(store, mount):
+    root, _ = store
+    mounted = mount(root)
+    cube = mounted.path / "cube"
+    meta = json.loads((cube / "meta.json").read_text())
+    assert meta["zarr.json"]["shape"] == [4, 33, 47]
+    assert json.loads((cube / "attrs.json").read_text()) == {}
+    assert "cube" in (cube / "info.txt").read_text()
+    stats = json.loads((mounted.path / ".zarrfs" / "stats.json").read_text())
+    assert {"mount", "engine"} <= set(stats)
+
+
+def test_network_fault_gives_eio_then_recovers(store, mount, http_server):
+    root, data = store
+    server = http_server(root)
+    mounted = mount(server.url_for(""))
+    path = mounted.path / "image" / "data.raw"
+    server.faults.status(500, pattern=r"image/c/")
+    with pytest.raises(OSError) as caught:
+        with open(path, "rb") as file:
+            file.read(4096)
+    assert caught.value.errno == errno.EIO
+    server.faults.clear()
+    with open(path, "rb") as file:
+        assert file.read() == data["image"].tobytes()
+    log = (mounted.path / ".zarrfs" / "log").read_text()
+    assert "image" in log and "EIO" in log
+
+
+def test_daemon_mount_then_kill9_then_unmount(store, mount):
+    root, data = store
+    mounted = mount(root, daemon=True)
+    np.testing.assert_array_equal(np.load(mounted.path / "image" / "data.npy"), data["image"])
+    pid = mounted.daemon_pid()
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert is_mounted(str(mounted.path))  # stale: still in the mount table
+    result = subprocess.run(zarrfs_command("unmount", str(mounted.path)), capture_output=True,
+                            text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert not is_mounted(str(mounted.path))
+
+
+def test_mount_error_reaches_the_caller(tmp_path):
+    target = tmp_path / "mnt"
+    target.mkdir()
+    result = subprocess.run(zarrfs_command("mount", str(tmp_path / "missing.zarr"), str(target)),
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "missing.zarr" in result.stderr
+    assert not is_mounted(str(target))
+
+
+def test_sigterm_unmounts_cleanly(store, mount):
+    root, _ = store
+    mounted = mount(root)
+    mounted.process.send_signal(signal.SIGTERM)
+    assert mounted.process.wait(timeout=20) == 0
+    assert not is_mounted(str(mounted.path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie of ours counts as dead
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except OSError:
+        return False
