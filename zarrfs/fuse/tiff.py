@@ -55,11 +55,9 @@ def tiff_layout(dtype: np.dtype, shape: tuple[int, int]) -> TiffLayout:
     data_size = height * row_bytes
     rows_per_strip = max(1, min(height, _TARGET_STRIP_BYTES // row_bytes))
     strip_count = -(-height // rows_per_strip)
-    for bigtiff in (False, True):
-        layout = _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff)
-        if bigtiff or layout.size <= _CLASSIC_LIMIT:
-            return layout
-    raise AssertionError("unreachable")
+    # classic TIFF's prefix is under 256 bytes plus 8 per strip: decide before laying out
+    bigtiff = data_size + 256 + 8 * strip_count > _CLASSIC_LIMIT
+    return _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff)
 
 
 def _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff) -> TiffLayout:
