@@ -1,0 +1,418 @@
+"""How fast the zarrfs engine reads planes and windows, next to tensorstore and zarr-python.
+
+Run from the repository root::
+
+    /work/.venv/bin/python benchmarks/bench_engine.py            # full size, a few minutes
+    /work/.venv/bin/python benchmarks/bench_engine.py --quick    # smoke run, well under 2 min
+    /work/.venv/bin/python benchmarks/bench_engine.py --cases 'local/large/*,http/*/window/*'
+
+The datasets are written once with zarr-python under ``benchmarks/_data`` (git-ignored) and
+reused. Every engine reads the same selections in one process, interleaved repeat by repeat
+(machines are noisy: a burst of load hits all three, not one), and the output is medians and
+ratios, never a single time. Each result is checked against the generator that made the data.
+
+Cold reads: a fresh handle per repeat on a fresh URL (an alias of the same data, so no cache
+keyed by URL survives), zarrfs with ``set_cache_size(0)``, tensorstore with a zero-byte cache
+pool, zarr-python as it comes (it caches no chunks). The OS page cache is warm for everyone and
+the HTTP server serves from memory: we measure the libraries, not the disk. Before the timed
+cold repeats each engine makes one untimed read on a URL used only for it, so thread pools and
+kept-alive HTTP connections exist, as in any session. Warm reads: one handle, one untimed read
+to fill the caches, then the timed repeats.
+
+Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
+every read it reports requests and round trips (waves of overlapping requests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import itertools
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from _common import ServedDirectory, median, round_trips, timed
+
+DATA = Path(__file__).resolve().parent / "_data"
+WARM_CACHE = 2**30
+
+
+@dataclass(frozen=True)
+class Config:
+    depth: int  # planes; a plane read does not depend on it, only the build time does
+    side: int
+    repeats: int
+    latency: float = 0.020
+
+
+FULL = Config(depth=16, side=2048, repeats=7)
+QUICK = Config(depth=4, side=1024, repeats=3)
+
+
+# -------------------------------------------------------------------------------- datasets
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    chunks: tuple[int, int, int]
+    shards: tuple[int, int, int] | None = None
+
+
+def layouts(side: int) -> list[Layout]:
+    half = side // 2
+    return [
+        Layout("large", (1, 512, 512)),  # 512 KiB chunks
+        Layout("small", (1, 128, 128)),  # 32 KiB chunks
+        Layout("sharded", (1, 128, 128), (1, half, half)),  # 32 KiB inner chunks
+    ]
+
+
+def plane_data(k: int, side: int) -> np.ndarray:
+    """Plane ``k``: smooth gradients and waves plus noise (compresses ~2-3x, not trivially)."""
+    y, x = np.ogrid[0:side, 0:side]
+    y, x = y.astype(np.float32), x.astype(np.float32)
+    base = 20000 + 8 * x - 5 * y + 9000 * np.sin(x / 170 + 0.3 * k) * np.cos(y / 230 - 0.2 * k)
+    noise = np.random.default_rng(k).normal(0, 40, (side, side)).astype(np.float32)
+    return np.clip(base + noise, 0, 65535).astype(np.uint16)
+
+
+def dataset_path(layout: Layout, cfg: Config) -> Path:
+    return DATA / f"{layout.name}-{cfg.depth}x{cfg.side}x{cfg.side}.zarr"
+
+
+def build_datasets(cfg: Config) -> None:
+    """Write every missing dataset with zarr-python; a marker file says a write completed."""
+    import zarr
+    from zarr.codecs import BloscCodec
+
+    todo = [lay for lay in layouts(cfg.side)
+            if not dataset_path(lay, cfg).with_suffix(".complete").exists()]
+    if not todo:
+        return
+    print(f"building {', '.join(lay.name for lay in todo)} under {DATA} ...", flush=True)
+    t0 = time.perf_counter()
+    arrays = []
+    for lay in todo:
+        path = dataset_path(lay, cfg)
+        shutil.rmtree(path, ignore_errors=True)
+        arrays.append(zarr.create_array(
+            str(path), shape=(cfg.depth, cfg.side, cfg.side), dtype="uint16",
+            chunks=lay.chunks, shards=lay.shards, fill_value=0,
+            compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle")))
+    for k in range(cfg.depth):
+        plane = plane_data(k, cfg.side)
+        for arr in arrays:
+            arr[k] = plane
+    for lay in todo:
+        dataset_path(lay, cfg).with_suffix(".complete").touch()
+    print(f"built in {time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def stored_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+# -------------------------------------------------------------------------------- selections
+
+
+def selections(cfg: Config) -> dict[str, tuple]:
+    """A plane, and a 256x256 window that straddles chunk (and shard) boundaries."""
+    k = cfg.depth // 2
+    w0 = cfg.side // 2 - 24
+    return {"plane": (k, slice(None), slice(None)),
+            "window": (k, slice(w0, w0 + 256), slice(w0, w0 + 256))}
+
+
+# ---------------------------------------------------------------------------------- engines
+
+
+class Zarrfs:
+    name = "zarrfs"
+
+    def __init__(self):
+        import zarrfs.engine as engine
+
+        self.engine = engine
+
+    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
+        self.engine.set_cache_size(0 if cold else WARM_CACHE)
+        arr = self.engine.open(location)
+        return lambda sel: arr[sel]
+
+
+class TensorStore:
+    name = "tensorstore"
+
+    def __init__(self):
+        import tensorstore
+
+        self.ts = tensorstore
+
+    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
+        kvstore = location + "/" if "://" in location else {"driver": "file", "path": location}
+        spec = {"driver": "zarr3", "kvstore": kvstore,
+                "context": {"cache_pool": {"total_bytes_limit": 0 if cold else WARM_CACHE}}}
+        if not cold:  # trust the cache as zarrfs does, no revalidation per read
+            spec["recheck_cached_data"] = False
+        arr = self.ts.open(spec, read=True).result()
+        return lambda sel: arr[sel].read().result()
+
+
+class ZarrPython:
+    name = "zarr-python"
+
+    def __init__(self):
+        import zarr
+
+        self.zarr = zarr
+
+    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
+        arr = self.zarr.open_array(location, mode="r")
+        return lambda sel: arr[sel]
+
+
+ENGINES = (Zarrfs, TensorStore, ZarrPython)
+
+
+# ------------------------------------------------------------------------------------ cases
+
+
+@dataclass(frozen=True)
+class Case:
+    transport: str  # "local" | "http"
+    layout: Layout
+    selection: str  # "plane" | "window"
+    mode: str  # "cold" | "warm"
+
+    @property
+    def name(self) -> str:
+        return f"{self.transport}/{self.layout.name}/{self.selection}/{self.mode}"
+
+
+@dataclass
+class Result:
+    case: Case
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+    trips: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # (waves, requests)
+    zarrfs_stats: list[dict] = field(default_factory=list)
+
+    def med(self, engine: str) -> float:
+        return median(self.seconds.get(engine, []))
+
+    def ratio(self, num: str, den: str) -> float:
+        return self.med(num) / self.med(den)
+
+    def worst_trips(self, engine: str) -> tuple[int, int]:
+        return max(self.trips.get(engine, [(0, 0)]))
+
+
+def all_cases(cfg: Config) -> list[Case]:
+    cases = []
+    for transport, lay, sel in itertools.product(("local", "http"), layouts(cfg.side),
+                                                 selections(cfg)):
+        for mode in ("cold", "warm") if transport == "local" else ("cold",):
+            cases.append(Case(transport, lay, sel, mode))
+    return cases
+
+
+def pick(cases: list[Case], patterns: str) -> list[Case]:
+    pats = [p.strip() for p in patterns.split(",") if p.strip()]
+    return [c for c in cases if any(fnmatch.fnmatch(c.name, p) for p in pats)]
+
+
+class Locations:
+    """Where each read finds its dataset; every cold read gets a URL of its own."""
+
+    def __init__(self, cfg: Config, server: ServedDirectory | None):
+        self.cfg, self.server = cfg, server
+        self._tags = itertools.count()
+
+    def fresh(self, case: Case) -> str:
+        tag = f"{os.getpid()}-{next(self._tags)}"
+        name = dataset_path(case.layout, self.cfg).name
+        if case.transport == "http":
+            return f"{self.server.alias_url(tag)}/{name}"
+        alias = DATA / f"_alias{tag}"
+        if not alias.is_symlink():
+            alias.symlink_to(".", target_is_directory=True)
+        return str(alias / name)
+
+    def cleanup(self) -> None:
+        for alias in DATA.glob(f"_alias{os.getpid()}-*"):
+            alias.unlink()
+
+
+def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
+    sel = selections(cfg)[case.selection]
+    expected = plane_data(sel[0], cfg.side)[sel[1:]]
+    result = Result(case)
+    cold = case.mode == "cold"
+    # warm: one handle each, its caches filled by an untimed read; cold: an untimed read on a
+    # URL never used again, so thread pools and HTTP connections exist (as in any session)
+    readers = {e.name: e.open(where.fresh(case), cold) for e in engines}
+    for e in engines:
+        readers[e.name](sel)
+    for rep in range(cfg.repeats):
+        order = engines[rep % len(engines):] + engines[:rep % len(engines)]
+        for e in order:
+            read = readers[e.name] if not cold else e.open(where.fresh(case), cold)
+            if isinstance(e, Zarrfs):
+                e.engine.reset_stats()
+            if where.server is not None:
+                where.server.reset()
+            seconds, out = timed(lambda read=read: read(sel))
+            if not np.array_equal(np.asarray(out), expected):
+                raise SystemExit(f"{e.name} read wrong data in {case.name}")
+            result.seconds.setdefault(e.name, []).append(seconds)
+            if where.server is not None:
+                rec = where.server.records()
+                result.trips.setdefault(e.name, []).append((round_trips(rec), len(rec)))
+            if isinstance(e, Zarrfs):
+                result.zarrfs_stats.append(e.engine.stats())
+    return result
+
+
+def run(cases: list[Case], cfg: Config) -> list[Result]:
+    engines = [cls() for cls in ENGINES]
+    results = []
+    for transport in ("local", "http"):
+        todo = [c for c in cases if c.transport == transport]
+        if not todo:
+            continue
+        server = ServedDirectory(DATA, cfg.latency) if transport == "http" else None
+        try:
+            if server is not None:
+                server.__enter__()
+            where = Locations(cfg, server)
+            for case in todo:
+                t0 = time.perf_counter()
+                results.append(run_case(case, engines, cfg, where))
+                print(f"  {case.name:<28} {time.perf_counter() - t0:6.1f} s", flush=True)
+        finally:
+            if server is not None:
+                server.close()
+            Locations(cfg, None).cleanup()
+    return results
+
+
+# ---------------------------------------------------------------------------------- report
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1e3:9.1f}"
+
+
+def print_table(results: list[Result]) -> None:
+    print("\nmedian ms per read (lower is better); ts = tensorstore, zp = zarr-python")
+    head = (f"{'case':<28}{'zarrfs':>9}{'ts':>9}{'zp':>9}  {'zarrfs/ts':>9}{'zp/zarrfs':>10}"
+            f"  {'trips/requests zarrfs ts zp':>28}")
+    print(head)
+    print("-" * len(head))
+    for r in results:
+        line = (f"{r.case.name:<28}{ms(r.med('zarrfs'))}{ms(r.med('tensorstore'))}"
+                f"{ms(r.med('zarr-python'))}  {r.ratio('zarrfs', 'tensorstore'):9.2f}"
+                f"{r.ratio('zarr-python', 'zarrfs'):10.2f}")
+        if r.trips:
+            trips = ["{}/{}".format(*r.worst_trips(e))
+                     for e in ("zarrfs", "tensorstore", "zarr-python")]
+            line += "  " + " ".join(f"{t:>8}" for t in trips)
+        print(line)
+
+
+def print_zarrfs_detail(results: list[Result]) -> None:
+    print("\nzarrfs per read (medians): decode = seconds summed over decode threads")
+    print(f"{'case':<28}{'wall ms':>9}{'decode ms':>10}{'chunks':>8}{'requests':>9}{'MiB':>7}")
+    for r in results:
+        if r.case.mode != "cold" or not r.zarrfs_stats:
+            continue
+        s = r.zarrfs_stats
+        print(f"{r.case.name:<28}{ms(r.med('zarrfs'))}"
+              f"{median(x.get('decode_seconds', 0) for x in s) * 1e3:10.1f}"
+              f"{median(x.get('chunks_decoded', 0) for x in s):8.0f}"
+              f"{median(x.get('requests', 0) for x in s):9.0f}"
+              f"{median(x.get('bytes_fetched', 0) for x in s) / 2**20:7.1f}")
+
+
+def http_trip_limit(case: Case) -> int:
+    return 2 if case.layout.shards and case.selection == "window" else 1
+
+
+TARGETS = [
+    ("plane from 512 KiB chunks within 1.2x of tensorstore",
+     lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
+     lambda r: (r.ratio("zarrfs", "tensorstore") <= 1.2,
+                f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}")),
+    ("plane from 512 KiB chunks at least 2x faster than zarr-python",
+     lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
+     lambda r: (r.ratio("zarr-python", "zarrfs") >= 2.0,
+                f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}")),
+    ("32 KiB chunks (plain or sharded) within 2x of tensorstore",
+     lambda c: c.layout.name in ("small", "sharded") and c.mode == "cold",
+     lambda r: (r.ratio("zarrfs", "tensorstore") <= 2.0,
+                f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}")),
+    ("HTTP: one round trip per plane or window (two for a sharded window)",
+     lambda c: c.transport == "http",
+     lambda r: (r.worst_trips("zarrfs")[0] <= http_trip_limit(r.case),
+                f"{r.worst_trips('zarrfs')[0]} round trips (limit {http_trip_limit(r.case)}),"
+                f" {r.worst_trips('zarrfs')[1]} requests")),
+]
+
+
+def print_targets(results: list[Result]) -> bool:
+    print("\ntargets (cold reads)")
+    ok = True
+    for title, applies, check in TARGETS:
+        print(f"  {title}")
+        for r in (r for r in results if applies(r.case)):
+            passed, detail = check(r)
+            ok &= passed
+            print(f"    {'PASS' if passed else 'FAIL'}  {r.case.name:<28} {detail}")
+    return ok
+
+
+# ------------------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help=f"smaller data ({QUICK.depth}x{QUICK.side}x{QUICK.side}), "
+                             f"{QUICK.repeats} repeats: a smoke run")
+    parser.add_argument("--cases", default="*",
+                        help="comma-separated glob patterns over transport/layout/selection/"
+                             "mode, e.g. 'local/*/plane/cold,http/sharded/*' (default: all)")
+    parser.add_argument("--repeats", type=int, help="override the number of repeats")
+    args = parser.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    if args.repeats:
+        cfg = Config(cfg.depth, cfg.side, args.repeats, cfg.latency)
+    cases = pick(all_cases(cfg), args.cases)
+    if not cases:
+        parser.error(f"no case matches {args.cases!r}; cases: "
+                     + ", ".join(c.name for c in all_cases(cfg)))
+    DATA.mkdir(parents=True, exist_ok=True)
+    build_datasets(cfg)
+    for lay in layouts(cfg.side):
+        path = dataset_path(lay, cfg)
+        raw = cfg.depth * cfg.side * cfg.side * 2
+        print(f"{lay.name:<8} chunks {lay.chunks} shards {lay.shards}: "
+              f"{raw / stored_bytes(path):.2f}x compression")
+    print(f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms, "
+          f"{os.cpu_count()} CPUs", flush=True)
+    results = run(cases, cfg)
+    print_table(results)
+    print_zarrfs_detail(results)
+    ok = print_targets(results)
+    print(f"\n{'all targets PASS' if ok else 'some targets FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
