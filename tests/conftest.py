@@ -1,0 +1,96 @@
+"""Fixtures every test package shares: loopback HTTP and S3 servers, the conformance corpus,
+and zarr-python as the oracle writer.
+
+Servers started here are always shut down in ``finally``, even when the test fails.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.s3server import S3Server
+from tests.servers import HttpServer
+from tests.zarr_oracle import WrittenArray, write_array
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def http_server():
+    """Factory: ``http_server(source, latency=0.0) -> HttpServer`` (started; closed after).
+
+    ``source`` is a directory, a dict key -> bytes, ``generate(key) -> bytes | None`` or a list
+    of these. The server has ``.url``, ``.url_for(key)``, ``.stats``, ``.faults``, ``.latency``.
+    """
+    servers: list[HttpServer] = []
+
+    def start(source: object, latency: float = 0.0) -> HttpServer:
+        server = HttpServer(source, latency=latency)
+        servers.append(server)
+        return server.start()
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.close()
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One moto S3 server for the session, with dummy AWS credentials in the environment."""
+    server = S3Server()
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def s3_store(s3_server):
+    """Factory: ``s3_store(local_dir, prefix="store") -> (s3_url, storage_options)``.
+
+    Every call uploads into a fresh bucket, so tests never see each other's objects.
+    """
+
+    def upload(local_dir: str | Path, prefix: str = "store") -> tuple[str, dict]:
+        url = s3_server.upload_dir(local_dir, prefix=prefix)
+        return url, s3_server.storage_options()
+
+    return upload
+
+
+def find_corpus_dir() -> Path:
+    """``<repo>/../shared/conformance`` (where CI puts ``shared/``), or $ZARRFS_CONFORMANCE."""
+    override = os.environ.get("ZARRFS_CONFORMANCE")
+    return Path(override) if override else REPO_ROOT.parent / "shared" / "conformance"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """The shared conformance corpus (README.md, manifest.json, corpus/)."""
+    path = find_corpus_dir()
+    if not (path / "manifest.json").is_file():
+        pytest.fail(
+            f"conformance corpus not found at {path} (no manifest.json): check out `shared/` "
+            "beside the repository, or set ZARRFS_CONFORMANCE to the corpus folder",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture
+def zarr_writer(tmp_path):
+    """Factory: ``zarr_writer(data, path="array", **options) -> WrittenArray``.
+
+    Writes with zarr-python into ``tmp_path/"store.zarr"`` (one store per test unless
+    ``root=`` is given); options are those of :func:`tests.zarr_oracle.write_array`.
+    """
+
+    def write(data, path: str = "array", root: Path | None = None, **options) -> WrittenArray:
+        return write_array(root or tmp_path / "store.zarr", data, path=path, **options)
+
+    return write
