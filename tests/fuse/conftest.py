@@ -88,18 +88,26 @@ def mount(tmp_path):
     """Factory: ``mount(url, *mount_options, storage_options=None, daemon=False) -> Mounted``."""
     mounted: list[Mounted] = []
 
-    def start(url: str, *mount_options: str, storage_options: dict | None = None,
-              daemon: bool = False) -> Mounted:
+    def start(
+        url: str, *mount_options: str, storage_options: dict | None = None, daemon: bool = False
+    ) -> Mounted:
         path = tmp_path / f"mnt{len(mounted)}"
         path.mkdir()
         log_file = tmp_path / f"mount{len(mounted)}.log"
-        args = ["mount", str(url), str(path), "--log-file", str(log_file),
-                *storage_flags(storage_options)]
+        args = [
+            "mount",
+            str(url),
+            str(path),
+            "--log-file",
+            str(log_file),
+            *storage_flags(storage_options),
+        ]
         for option in mount_options:
             args += ["-o", option]
         if daemon:
-            result = subprocess.run(zarrfs_command(*args), capture_output=True, text=True,
-                                    timeout=READY_TIMEOUT)
+            result = subprocess.run(
+                zarrfs_command(*args), capture_output=True, text=True, timeout=READY_TIMEOUT
+            )
             entry = Mounted(path, None, log_file)
             mounted.append(entry)
             if result.returncode != 0:
@@ -107,8 +115,9 @@ def mount(tmp_path):
             wait_mounted(path, None, log_file)
             return entry
         with open(tmp_path / f"stderr{len(mounted)}.log", "ab") as stderr:
-            process = subprocess.Popen(zarrfs_command(*args, "--foreground"),
-                                       stdout=subprocess.DEVNULL, stderr=stderr)
+            process = subprocess.Popen(
+                zarrfs_command(*args, "--foreground"), stdout=subprocess.DEVNULL, stderr=stderr
+            )
         entry = Mounted(path, process, log_file)
         mounted.append(entry)
         wait_mounted(path, process, log_file)
@@ -131,7 +140,6 @@ def _stop(entry: Mounted) -> None:
                 entry.process.kill()
                 entry.process.wait(timeout=10)
         elif entry.process is None and is_mounted(str(entry.path)):
-            subprocess.run(["fusermount3", "-u", str(entry.path)], capture_output=True,
-                           check=False)
+            subprocess.run(["fusermount3", "-u", str(entry.path)], capture_output=True, check=False)
     finally:
         force_unmount(entry.path)

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -59,11 +60,13 @@ def test_planes_names_and_values(store, mount):
     mounted = mount(root)
     planes = mounted.path / "cube" / "planes"
     assert sorted(os.listdir(planes)) == sorted(
-        f"z_{i}.{ext}" for i in range(4) for ext in ("npy", "tif"))
+        f"z_{i}.{ext}" for i in range(4) for ext in ("npy", "tif")
+    )
     np.testing.assert_array_equal(np.load(planes / "z_2.npy"), data["cube"][2])
     np.testing.assert_array_equal(tifffile.imread(planes / "z_3.tif"), data["cube"][3])
-    np.testing.assert_array_equal(tifffile.imread(mounted.path / "image" / "data.tif"),
-                                  data["image"])
+    np.testing.assert_array_equal(
+        tifffile.imread(mounted.path / "image" / "data.tif"), data["image"]
+    )
     with pytest.raises(FileNotFoundError):
         (planes / "z_4.npy").stat()  # out of range
     with pytest.raises(FileNotFoundError):
@@ -147,8 +150,9 @@ def test_daemon_mount_then_kill9_then_unmount(store, mount):
     while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.05)
     assert is_mounted(str(mounted.path))  # stale: still in the mount table
-    result = subprocess.run(zarrfs_command("unmount", str(mounted.path)), capture_output=True,
-                            text=True, timeout=30)
+    result = subprocess.run(
+        zarrfs_command("unmount", str(mounted.path)), capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 0, result.stderr
     assert not is_mounted(str(mounted.path))
 
@@ -156,8 +160,12 @@ def test_daemon_mount_then_kill9_then_unmount(store, mount):
 def test_mount_error_reaches_the_caller(tmp_path):
     target = tmp_path / "mnt"
     target.mkdir()
-    result = subprocess.run(zarrfs_command("mount", str(tmp_path / "missing.zarr"), str(target)),
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        zarrfs_command("mount", str(tmp_path / "missing.zarr"), str(target)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0
     assert "missing.zarr" in result.stderr
     assert not is_mounted(str(target))
@@ -181,3 +189,31 @@ def _alive(pid: int) -> bool:
             return stat.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+def test_fstab_helper_mounts_with_mount8_options(store, tmp_path):
+    """``mount.zarrfs URL DIR -o ro,noauto,... -t fuse.zarrfs``, as mount(8) calls it."""
+    root, data = store
+    wrapper = tmp_path / "zarrfs"
+    wrapper.write_text(f'#!/bin/sh\nexec {" ".join(zarrfs_command())} "$@"\n')
+    wrapper.chmod(0o755)
+    target = tmp_path / "fstab-mnt"
+    target.mkdir()
+    helper = Path(__file__).resolve().parents[2] / "packaging" / "mount.zarrfs"
+    options = "ro,noauto,user,_netdev,nofail,x-systemd.automount,ttl=60"
+    result = subprocess.run(
+        [str(helper), str(root), str(target), "-o", options, "-t", "fuse.zarrfs"],
+        env={**os.environ, "ZARRFS": str(wrapper)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    try:
+        assert result.returncode == 0, result.stderr
+        assert is_mounted(str(target))
+        np.testing.assert_array_equal(np.load(target / "image" / "data.npy"), data["image"])
+        mount_json = json.loads((target / ".zarrfs" / "mount.json").read_text())
+        assert mount_json["options"]["ttl"] == 60.0
+    finally:
+        subprocess.run(["fusermount3", "-u", str(target)], capture_output=True, check=False)
+        subprocess.run(["fusermount3", "-uz", str(target)], capture_output=True, check=False)

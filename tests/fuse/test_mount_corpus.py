@@ -36,8 +36,9 @@ def _arrays_by_store() -> dict[str, list[dict]]:
 
 
 STORES = _arrays_by_store()
-REMOTE_SAMPLE = [s for s in STORES if s.endswith(("v3_sharding.zarr", "v2_dtypes.zarr"))
-                 or "ome-zarr" in s][:4]
+REMOTE_SAMPLE = [
+    s for s in STORES if s.endswith(("v3_sharding.zarr", "v2_dtypes.zarr")) or "ome-zarr" in s
+][:4]
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,29 @@ from zarrfs.fuse.options import MountOptions, parse_mount_options, parse_size
 from zarrfs.fuse.tiff import supports_tiff, tiff_layout
 from zarrfs.fuse.tree import VirtualTree, is_directory
 
-DTYPES = ["u1", "i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f2", "<f4", "<f8", "<c8",
-          "<c16", "?", "<M8[s]", "<m8[ms]", "S3", "<U4", "V5",
-          [("a", "<i4"), ("b", [("c", "<f8"), ("d", "S2")])], [("m", "<i2", (2, 3))]]
+DTYPES = [
+    "u1",
+    "i1",
+    "<u2",
+    "<i2",
+    "<u4",
+    "<i4",
+    "<u8",
+    "<i8",
+    "<f2",
+    "<f4",
+    "<f8",
+    "<c8",
+    "<c16",
+    "?",
+    "<M8[s]",
+    "<m8[ms]",
+    "S3",
+    "<U4",
+    "V5",
+    [("a", "<i4"), ("b", [("c", "<f8"), ("d", "S2")])],
+    [("m", "<i2", (2, 3))],
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -50,8 +70,10 @@ def test_npy_header_long_uses_version_2():
     assert loaded.dtype == dtype
 
 
-@pytest.mark.parametrize("dtype", ["u1", "<u2", "<i2", "<i4", "<u4", "<f4", "<f8", "<i8",
-                                   "<u8", "<c8", "<c16", "<f2", "?"])
+@pytest.mark.parametrize(
+    "dtype",
+    ["u1", "<u2", "<i2", "<i4", "<u4", "<f4", "<f8", "<i8", "<u8", "<c8", "<c16", "<f2", "?"],
+)
 @pytest.mark.parametrize("shape", [(1, 1), (5, 7), (700, 333)])
 def test_tiff_layout_reads_back_in_tifffile(dtype, shape):
     values = (np.arange(np.prod(shape)) % 251).reshape(shape).astype(dtype)
@@ -62,8 +84,7 @@ def test_tiff_layout_reads_back_in_tifffile(dtype, shape):
     np.testing.assert_array_equal(got.view(values.dtype), values)
 
 
-@pytest.mark.parametrize("dtype,mode", [("u1", "L"), ("<u2", "I;16"), ("<i4", "I"),
-                                        ("<f4", "F")])
+@pytest.mark.parametrize("dtype,mode", [("u1", "L"), ("<u2", "I;16"), ("<i4", "I"), ("<f4", "F")])
 def test_tiff_layout_reads_back_in_pillow(dtype, mode):
     values = (np.arange(300 * 200) % 65521).reshape(300, 200).astype(dtype)
     layout_ = tiff_layout(values.dtype, values.shape)
@@ -111,10 +132,15 @@ def test_flat_boxes_cover_exactly_the_range(shape, data):
 
 
 def test_options_parse_and_drop_system_options():
-    options = parse_mount_options(["ro,noauto,_netdev,nofail,user,x-systemd.automount",
-                                   "ttl=30,png,cache_size=512M,so.region_name=eu,anon"])
-    assert options == MountOptions(ttl=30.0, png=True, cache_size=512 << 20, anon=True,
-                                   storage=(("region_name", "eu"),))
+    options = parse_mount_options(
+        [
+            "ro,noauto,_netdev,nofail,user,x-systemd.automount",
+            "ttl=30,png,cache_size=512M,so.region_name=eu,anon",
+        ]
+    )
+    assert options == MountOptions(
+        ttl=30.0, png=True, cache_size=512 << 20, anon=True, storage=(("region_name", "eu"),)
+    )
     assert options.attr_timeout == 30.0 and not options.keep_page_cache
     assert MountOptions().keep_page_cache
     with pytest.raises(ValueError, match="unknown mount option 'bogus'"):
@@ -127,7 +153,11 @@ def test_options_parse_and_drop_system_options():
 def test_names():
     assert layout.unique_name("attrs.json", {"attrs.json", "_attrs.json"}) == "__attrs.json"
     assert layout.axis_labels(4, ("t", None, "z/1", ""), ["T", "c", "Z", "y"]) == [
-        "t", "c", "z_1", "y"]
+        "t",
+        "c",
+        "z_1",
+        "y",
+    ]
     assert layout.axis_labels(3, None, None) == ["dim0", "dim1", "dim2"]
     assert layout.plane_entry_name("z", 7, 120) == "z_007"
     assert layout.parse_plane_entry("z_007", "z", 120) == 7
@@ -184,11 +214,13 @@ class FakeGroup:
 def test_tree_over_fakes_sizes_reads_and_collisions():
     cube = FakeArray(np.arange(2 * 3 * 4, dtype=np.int16).reshape(2, 3, 4), "cube", ("z", "y", "x"))
     clash = FakeArray(np.arange(3, dtype="<f8"), "attrs.json")
-    tree = VirtualTree(lambda: FakeGroup({"cube": cube, "attrs.json": clash}), MountOptions(),
-                       control=lambda tree: {})
+    tree = VirtualTree(
+        lambda: FakeGroup({"cube": cube, "attrs.json": clash}),
+        MountOptions(),
+        control=lambda tree: {},
+    )
     root = tree.resolve("/")
-    assert root.names() == ["attrs.json", "cube", "_attrs.json", "meta.json", "info.txt",
-                            ".zarrfs"]
+    assert root.names() == ["attrs.json", "cube", "_attrs.json", "meta.json", "info.txt", ".zarrfs"]
     assert is_directory(tree.resolve("/attrs.json"))  # the child node keeps its name
     data_npy = tree.resolve("/cube/data.npy")
     assert cube.flat_reads == []  # sizes never decode
@@ -240,7 +272,9 @@ def test_formats():
 
 
 def test_importing_the_package_loads_no_fuse():
-    code = "import sys, zarrfs.fuse, zarrfs.fuse.cli, zarrfs.fuse.tree; " \
-           "print('mfusepy' in sys.modules or 'fuse' in sys.modules)"
+    code = (
+        "import sys, zarrfs.fuse, zarrfs.fuse.cli, zarrfs.fuse.tree; "
+        "print('mfusepy' in sys.modules or 'fuse' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

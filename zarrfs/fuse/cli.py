@@ -22,14 +22,19 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
     mount.add_argument("url", help="store URL or path (local, file://, http(s)://, s3://, ...)")
     mount.add_argument("mountpoint", help="an existing directory")
     mount.add_argument(
-        "-o", dest="mount_options", action="append", default=[], metavar="OPT[,OPT...]",
+        "-o",
+        dest="mount_options",
+        action="append",
+        default=[],
+        metavar="OPT[,OPT...]",
         help="mount options: ttl=SECONDS, png, csv, prefetch=SIZE, cache_size=SIZE, "
         "allow_other, uid=N, gid=N, consolidated=yes|no|auto, log_level=LEVEL, anon, "
         "endpoint_url=URL, so.KEY=VALUE; mount(8)'s own options (ro, noauto, _netdev ...) "
         "are ignored",
     )
-    mount.add_argument("-f", "--foreground", action="store_true",
-                       help="stay in the foreground (logs to stderr)")
+    mount.add_argument(
+        "-f", "--foreground", action="store_true", help="stay in the foreground (logs to stderr)"
+    )
     mount.add_argument("--log-file", metavar="FILE", help="append the daemon's log to FILE")
     mount.set_defaults(handler=run_mount)
 
@@ -50,8 +55,14 @@ def run_mount(args: argparse.Namespace) -> int:
         print(f"zarrfs mount: {error}", file=sys.stderr)
         return 2
     storage = storage_options_from_args(args)
-    return mount(args.url, args.mountpoint, options, storage, foreground=args.foreground,
-                 log_file=args.log_file)
+    return mount(
+        args.url,
+        args.mountpoint,
+        options,
+        storage,
+        foreground=args.foreground,
+        log_file=args.log_file,
+    )
 
 
 def run_unmount(args: argparse.Namespace) -> int:
@@ -66,7 +77,8 @@ def storage_options_from_args(args: argparse.Namespace) -> dict:
         from zarrfs import cli as main_cli
 
         helper = getattr(main_cli, "storage_options_from_args", None) or getattr(
-            main_cli, "storage_options", None)
+            main_cli, "storage_options", None
+        )
     except ImportError:
         helper = None
     if helper is not None:

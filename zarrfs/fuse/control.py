@@ -56,7 +56,9 @@ def stats_document(tree) -> dict:
         engine_stats = {"error": str(error)}
     try:
         cache = engine.cache_info()
-        cache = cache if isinstance(cache, dict) else getattr(cache, "_asdict", lambda: str(cache))()
+        cache = (
+            cache if isinstance(cache, dict) else getattr(cache, "_asdict", lambda: str(cache))()
+        )
     except Exception:
         cache = None
     return {

@@ -71,8 +71,14 @@ def check_mountpoint(mountpoint: str) -> str:
     return path
 
 
-def mount(url: str, mountpoint: str, options: MountOptions, storage_options: dict,
-          foreground: bool = False, log_file: str | None = None) -> int:
+def mount(
+    url: str,
+    mountpoint: str,
+    options: MountOptions,
+    storage_options: dict,
+    foreground: bool = False,
+    log_file: str | None = None,
+) -> int:
     """Mount and return an exit code; by default returns once the daemon's mount is live."""
     try:
         mountpoint = check_mountpoint(mountpoint)
@@ -123,8 +129,16 @@ def _daemon_child(url, mountpoint, options, storage_options, log_file, write_end
             details = captured.read().decode("utf8", "replace").strip()
             _send(status, (message + (f" ({details})" if details else "")).encode())
 
-        code = serve(url, mountpoint, options, storage_options, log_file, foreground=False,
-                     on_ready=ready, on_failure=failed)
+        code = serve(
+            url,
+            mountpoint,
+            options,
+            storage_options,
+            log_file,
+            foreground=False,
+            on_ready=ready,
+            on_failure=failed,
+        )
     except BaseException:  # noqa: BLE001 - nothing may escape a forked child
         code = 1
     finally:
@@ -145,13 +159,18 @@ def _send(status, message: bytes) -> None:
         pass  # the caller is gone; nothing to tell
 
 
-def serve(url: str, mountpoint: str, options: MountOptions, storage_options: dict,
-          log_file: str | None, foreground: bool,
-          on_ready: Callable[[], None] | None = None,
-          on_failure: Callable[[str], None] | None = None) -> int:
+def serve(
+    url: str,
+    mountpoint: str,
+    options: MountOptions,
+    storage_options: dict,
+    log_file: str | None,
+    foreground: bool,
+    on_ready: Callable[[], None] | None = None,
+    on_failure: Callable[[str], None] | None = None,
+) -> int:
     """Open the store, mount, and serve until unmounted (in this process). Returns an exit code."""
     from ._fuselib import FUSE  # loads libfuse: only in the process that serves
-
     from .operations import ZarrfsOperations
 
     ring = _setup_logging(options, log_file, foreground)

@@ -46,9 +46,24 @@ ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
 
 #: errno values an OSError may pass through unchanged; anything else becomes EIO.
 PASS_THROUGH = frozenset(
-    {errno.ENOENT, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM,
-     errno.EIO, errno.ENOMEM, errno.ENODATA, errno.ENOSYS, errno.ENOTSUP, errno.EBADF,
-     errno.EINTR, errno.ETIMEDOUT, errno.ENOTEMPTY, errno.EEXIST}
+    {
+        errno.ENOENT,
+        errno.EROFS,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EIO,
+        errno.ENOMEM,
+        errno.ENODATA,
+        errno.ENOSYS,
+        errno.ENOTSUP,
+        errno.EBADF,
+        errno.EINTR,
+        errno.ETIMEDOUT,
+        errno.ENOTEMPTY,
+        errno.EEXIST,
+    }
 )
 
 
@@ -84,8 +99,9 @@ def _log_failure(operation: str, path: str, error: BaseException, number: int) -
         return  # ordinary answers, not failures
     if isinstance(error, engine.ZarrfsError):
         where = f"array {error.path!r} chunk {error.key!r}" if error.key else f"node {error.path!r}"
-        log.error("%s %s: %s (%s): %s", operation, path, errno.errorcode[number], where,
-                  error.message)
+        log.error(
+            "%s %s: %s (%s): %s", operation, path, errno.errorcode[number], where, error.message
+        )
     elif number == errno.EIO:
         log.exception("%s %s failed unexpectedly; answering EIO", operation, path)
     else:

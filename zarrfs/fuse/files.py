@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 #: Reads that continue where the previous one ended this many times count as sequential.
 _SEQUENTIAL_AFTER = 2
 _MIN_WINDOW = 1 << 20
+_PREFETCH_WAIT = 120.0  # seconds; the engine's own retries end a prefetch well before this
 _REORDER_TOLERANCE = 4 << 20  # concurrent readahead may arrive slightly out of order
 
 
@@ -33,8 +34,13 @@ class MountStats:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.counters = {
-            "reads": 0, "bytes_served": 0, "read_errors": 0, "opens": 0, "prefetches": 0,
-            "prefetch_bytes": 0, "lookups": 0,
+            "reads": 0,
+            "bytes_served": 0,
+            "read_errors": 0,
+            "opens": 0,
+            "prefetches": 0,
+            "prefetch_bytes": 0,
+            "lookups": 0,
         }
 
     def add(self, name: str, amount: int = 1) -> None:
@@ -108,8 +114,15 @@ class ArrayBytesFile:
 
     direct_io = False
 
-    def __init__(self, array, prefix: bytes, start: int, count: int, stats: MountStats,
-                 prefetch_bytes: int = 0):
+    def __init__(
+        self,
+        array,
+        prefix: bytes,
+        start: int,
+        count: int,
+        stats: MountStats,
+        prefetch_bytes: int = 0,
+    ):
         self.array = array
         self.prefix = prefix
         self.start = start
@@ -145,6 +158,7 @@ class ArrayHandle:
         self._sequential_runs = 0
         self._window: tuple[int, int, memoryview] | None = None  # element range and its bytes
         self._prefetched_to = 0  # element index up to which a prefetch has been submitted
+        self._pending: list[tuple[int, int, list]] = []  # (start, stop, futures) in flight
 
     def read(self, offset: int, size: int) -> bytes:
         file = self.file
@@ -169,7 +183,9 @@ class ArrayHandle:
         window = self._covering_window(first, last)
         if window is None:
             with self._fetch_lock:  # concurrent readahead of one handle waits for one fetch
-                window = self._covering_window(first, last) or self._fetch(first, last, request_size)
+                window = self._covering_window(first, last) or self._fetch(
+                    first, last, request_size
+                )
         base = window[0] * itemsize
         return window[2][begin - base : stop - base]
 
@@ -183,8 +199,9 @@ class ArrayHandle:
         itemsize = self.file.itemsize
         sequential = self._sequential_runs >= _SEQUENTIAL_AFTER and self.file.prefetch_bytes > 0
         if sequential:
-            span = max(_MIN_WINDOW, request_size * 8, self.file.prefetch_bytes // 4) // itemsize
+            span = max(self._window_elements(), request_size * 8 // itemsize)
             last = min(self.file.count, max(last, first + span))
+        self._await_prefetch(first, last)
         window = (first, last, self.file.read_elements(first, last))
         self._window = window
         if sequential:
@@ -201,25 +218,51 @@ class ArrayHandle:
             self._next_offset = max(end, self._next_offset) if self._sequential_runs else end
 
     def _prefetch(self, from_element: int) -> None:
+        """Submit the next ``prefetch`` bytes to the engine at low priority, in window pieces."""
         file = self.file
         span = file.prefetch_bytes // file.itemsize
         start = max(from_element, self._prefetched_to)
         stop = min(file.count, from_element + span)
-        if stop - start < span // 2 or not hasattr(file.array, "submit"):
+        if stop - start < span // 2:
             return
-        self._prefetched_to = stop
+        piece = max(1, self._window_elements())
         shape = tuple(file.array.shape)
-        for box in flat_boxes(shape, file.start + start, file.start + stop):
-            try:
-                file.array.submit(box, priority=engine.PRIORITY_PREFETCH)
-            except Exception:  # a failed prefetch only costs the later read its speed
-                log.debug("prefetch of %s %s failed", file.array.path, box, exc_info=True)
-                return
+        for piece_start in range(start, stop, piece):
+            piece_stop = min(stop, piece_start + piece)
+            futures = []
+            for box in flat_boxes(shape, file.start + piece_start, file.start + piece_stop):
+                try:
+                    futures.append(file.array.submit(box, priority=engine.PRIORITY_PREFETCH))
+                except Exception:  # a failed prefetch only costs the later read its speed
+                    log.debug("prefetch of %s %s failed", file.array.path, box, exc_info=True)
+            self._pending.append((piece_start, piece_stop, futures))
+        self._prefetched_to = stop
         file.stats.add("prefetches")
         file.stats.add("prefetch_bytes", (stop - start) * file.itemsize)
 
+    def _window_elements(self) -> int:
+        return max(_MIN_WINDOW, self.file.prefetch_bytes // 4) // self.file.itemsize
+
+    def _await_prefetch(self, first: int, last: int) -> None:
+        """Let an in-flight prefetch of these elements finish rather than decode them twice."""
+        still_pending = []
+        for start, stop, futures in self._pending:
+            if start < last and first < stop:
+                for future in futures:
+                    try:
+                        future.result(timeout=_PREFETCH_WAIT)
+                    except Exception:  # the synchronous read reports any real failure
+                        pass
+            elif stop > first:
+                still_pending.append((start, stop, futures))
+        self._pending = still_pending
+
     def release(self) -> None:
         self._window = None
+        for _, _, futures in self._pending:
+            for future in futures:
+                future.cancel()
+        self._pending = []
 
 
 def flat_boxes(shape: tuple[int, ...], start: int, stop: int) -> Iterator[tuple[slice, ...]]:

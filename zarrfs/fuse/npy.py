@@ -27,7 +27,7 @@ def npy_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
     if not supports_npy(dtype):
         raise ValueError(f"dtype {dtype} has no fixed-size .npy layout")
     descr = np.lib.format.dtype_to_descr(dtype)
-    text = "{'descr': %r, 'fortran_order': False, 'shape': %r, }" % (descr, tuple(shape))
+    text = f"{{'descr': {descr!r}, 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
     for version, length_format in (((1, 0), "<H"), ((2, 0), "<I")):
         try:
             encoded = text.encode("latin1")

@@ -26,6 +26,8 @@ from .tiff import tiff_layout
 
 log = logging.getLogger(__name__)
 
+_RESOLVED_CAPACITY = 200_000
+
 
 class Directory:
     """A directory whose entries are built on first use by ``build() -> {name: entry}``."""
@@ -53,8 +55,16 @@ class Directory:
 class PlaneDirectory:
     """``planes/`` and its sub-levels: entries computed from indices, never all held at once."""
 
-    def __init__(self, context: NodeContext, array, labels: list[str], prefix: tuple[int, ...]):
+    def __init__(
+        self,
+        context: NodeContext,
+        array,
+        labels: list[str],
+        prefix: tuple[int, ...],
+        headers: dict | None = None,
+    ):
         self.context = context
+        self.headers = {} if headers is None else headers  # kind -> prefix bytes, per array
         self.array = array
         self.labels = labels
         self.prefix = prefix
@@ -80,8 +90,10 @@ class PlaneDirectory:
         if index is None:
             return None
         if not self.is_last_level:
-            return PlaneDirectory(self.context, self.array, self.labels, self.prefix + (index,))
-        return self.context.plane_file(self.array, self.prefix + (index,), kind)
+            return PlaneDirectory(
+                self.context, self.array, self.labels, self.prefix + (index,), self.headers
+            )
+        return self.context.plane_file(self.array, self.prefix + (index,), kind, self.headers)
 
 
 class NodeContext:
@@ -107,17 +119,23 @@ class NodeContext:
     def byte_file(self, array, prefix: bytes, start: int, count: int) -> ArrayBytesFile:
         return ArrayBytesFile(array, prefix, start, count, self.stats, self.options.prefetch)
 
-    def plane_file(self, array, index: tuple[int, ...], kind: str):
+    def plane_file(self, array, index: tuple[int, ...], kind: str, headers: dict | None = None):
+        """One plane as a file; ``headers`` caches the (identical) header of every plane."""
         height, width = tuple(array.shape)[-2:]
-        dtype = np.dtype(array.dtype)
         start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
-        if kind == "npy":
-            return self.byte_file(array, npy_header(dtype, (height, width)), start, height * width)
-        if kind == "tif":
-            return self.byte_file(array, tiff_layout(dtype, (height, width)).prefix, start,
-                                  height * width)
-        selection = index + (slice(None), slice(None))
-        return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
+        if kind == "png":
+            selection = index + (slice(None), slice(None))
+            return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
+        headers = {} if headers is None else headers
+        prefix = headers.get(kind)
+        if prefix is None:
+            dtype = np.dtype(array.dtype)
+            prefix = headers[kind] = (
+                npy_header(dtype, (height, width))
+                if kind == "npy"
+                else tiff_layout(dtype, (height, width)).prefix
+            )
+        return self.byte_file(array, prefix, start, height * width)
 
 
 def _npy_file(context: NodeContext, array):
@@ -131,8 +149,9 @@ def _raw_file(context: NodeContext, array):
 
 def _tif_file(context: NodeContext, array):
     shape = tuple(array.shape)
-    return context.byte_file(array, tiff_layout(np.dtype(array.dtype), shape).prefix, 0,
-                             prod(shape))
+    return context.byte_file(
+        array, tiff_layout(np.dtype(array.dtype), shape).prefix, 0, prod(shape)
+    )
 
 
 def _json_file(context: NodeContext, array):
@@ -149,8 +168,12 @@ def _png_file(context: NodeContext, array):
 
 #: file kind (see ``layout.array_file_kinds``) -> factory.
 _ARRAY_FILES = {
-    "npy": _npy_file, "raw": _raw_file, "tif": _tif_file,
-    "json": _json_file, "csv": _csv_file, "png": _png_file,
+    "npy": _npy_file,
+    "raw": _raw_file,
+    "tif": _tif_file,
+    "json": _json_file,
+    "csv": _csv_file,
+    "png": _png_file,
 }
 
 
@@ -177,8 +200,12 @@ def _info_text(node) -> bytes:
 def _basic_summary(node) -> str:
     lines = [f"{node.kind}: /{node.path}", f"zarr_format: {node.zarr_format}"]
     if node.kind == "array":
-        lines += [f"shape: {tuple(node.shape)}", f"data_type: {node.data_type}",
-                  f"chunks: {tuple(node.chunks)}", f"dimension_names: {node.dimension_names}"]
+        lines += [
+            f"shape: {tuple(node.shape)}",
+            f"data_type: {node.data_type}",
+            f"chunks: {tuple(node.chunks)}",
+            f"dimension_names: {node.dimension_names}",
+        ]
     return "\n".join(lines)
 
 
@@ -193,8 +220,10 @@ def ome_axes_by_path(group) -> dict[str, list[str]]:
         return {}
     found: dict[str, list[str]] = {}
     for description in descriptions:
-        axes = [_field(axis, "name") if not isinstance(axis, str) else axis
-                for axis in (_field(description, "axes") or [])]
+        axes = [
+            _field(axis, "name") if not isinstance(axis, str) else axis
+            for axis in (_field(description, "axes") or [])
+        ]
         for dataset in _field(description, "datasets") or []:
             path = dataset if isinstance(dataset, str) else _field(dataset, "path")
             if path is not None and axes:
@@ -215,8 +244,9 @@ def build_node_directory(context: NodeContext, node, ome_axes=None):
 
 def _group_entries(context: NodeContext, group) -> dict:
     ome = ome_axes_by_path(group)
-    children = {name: build_node_directory(context, child, ome.get(name))
-                for name, child in group.members()}
+    children = {
+        name: build_node_directory(context, child, ome.get(name)) for name, child in group.members()
+    }
     entries = dict(children)
     for name, file in context.node_files(group).items():
         entries[layout.unique_name(name, entries)] = file
@@ -237,8 +267,13 @@ def _array_entries(context: NodeContext, array, ome_axes) -> dict:
 class VirtualTree:
     """Path resolution over a root node, plus the hidden control folder at the top."""
 
-    def __init__(self, open_root: Callable[[], object], options, stats: MountStats | None = None,
-                 control: Callable[[VirtualTree], dict] | None = None):
+    def __init__(
+        self,
+        open_root: Callable[[], object],
+        options,
+        stats: MountStats | None = None,
+        control: Callable[[VirtualTree], dict] | None = None,
+    ):
         self.options = options
         self.stats = stats or MountStats()
         self.mtime = time.time()
@@ -246,6 +281,7 @@ class VirtualTree:
         self._control = control
         self._root = None
         self._built_at = 0.0
+        self._resolved: dict[str, object] = {}  # path -> entry; the tree is immutable
         self._lock = threading.Lock()
 
     def root(self) -> Directory:
@@ -255,6 +291,7 @@ class VirtualTree:
             if self._root is None or expired:
                 self._root = self._build_root()
                 self._built_at = time.monotonic()
+                self._resolved = {}
             return self._root
 
     def _build_root(self) -> Directory:
@@ -274,7 +311,11 @@ class VirtualTree:
     def resolve(self, path: str):
         """The entry at ``path`` ("/" is the root); FileNotFoundError / NotADirectoryError."""
         self.stats.add("lookups")
-        entry = self.root()
+        root = self.root()
+        cached = self._resolved.get(path)
+        if cached is not None:
+            return cached
+        entry = root
         for part in path.strip("/").split("/"):
             if not part:
                 continue
@@ -283,6 +324,9 @@ class VirtualTree:
             entry = entry.lookup(part)
             if entry is None:
                 raise FileNotFoundError(path)
+        if len(self._resolved) >= _RESOLVED_CAPACITY:
+            self._resolved = {}
+        self._resolved[path] = entry
         return entry
 
 

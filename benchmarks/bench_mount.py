@@ -1,0 +1,185 @@
+"""Reading through the mount vs. reading through the engine directly, in one run.
+
+Writes a large synthetic store (zarr-python, zstd, a few hundred MB decoded), then prints medians
+of repeats for: the engine's ``read_flat`` over the whole array; ``cat data.npy > /dev/null`` and
+``numpy.load`` through a fresh mount (cold page cache, warm engine cache, and cold engine cache);
+a warm re-read (page cache); ``ls -lR`` of a 1,000-node consolidated hierarchy over the loopback
+HTTP server with 20 ms latency; and the first byte of a plane file over that server.
+
+    /work/.venv/bin/python benchmarks/bench_mount.py [--size-mb 256] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import zarrfs.engine as engine  # noqa: E402
+from tests.servers import HttpServer  # noqa: E402
+from zarrfs.fuse.daemon import is_mounted  # noqa: E402
+
+
+def write_big(root: Path, size_mb: int) -> tuple[str, int]:
+    import zarr
+
+    rows = size_mb * (1 << 20) // (4096 * 4)
+    array = zarr.create_array(
+        str(root),
+        name="big",
+        shape=(rows, 4096),
+        chunks=(256, 1024),
+        dtype="float32",
+        overwrite=True,
+    )
+    rng = np.random.default_rng(0)
+    block = rng.normal(size=(256, 4096)).astype(np.float32).round(2)
+    for start in range(0, rows, 256):
+        array[start : start + 256] = block[: min(256, rows - start)]
+    return "big", rows * 4096 * 4
+
+
+def write_hierarchy(root: Path, nodes: int = 1000) -> None:
+    import zarr
+
+    group = zarr.open_group(str(root), mode="w")
+    for g in range(nodes // 10):
+        sub = group.create_group(f"g{g:03d}")
+        for a in range(9):
+            sub.create_array(f"a{a}", shape=(8, 64, 64), chunks=(1, 64, 64), dtype="uint16")
+    zarr.consolidate_metadata(str(root))
+
+
+class Mount:
+    def __init__(self, url: str, *options: str):
+        self.path = Path(tempfile.mkdtemp(prefix="zarrfs-bench-"))
+        args = [sys.executable, "-m", "zarrfs.fuse.cli", "mount", url, str(self.path)]
+        for option in options:
+            args += ["-o", option]
+        subprocess.run(args, check=True)
+
+    def close(self) -> None:
+        subprocess.run(["fusermount3", "-u", str(self.path)], check=False)
+        deadline = time.monotonic() + 10
+        while is_mounted(str(self.path)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.rmdir(self.path)
+
+
+def timed(action) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def median_of(repeats: int, action, setup=None) -> float:
+    times = []
+    for _ in range(repeats):
+        if setup:
+            setup()
+        times.append(timed(action))
+    return statistics.median(times)
+
+
+def engine_direct(url: str, name: str) -> None:
+    array = engine.open(url)[name]
+    step = (32 << 20) // 4
+    for start in range(0, array.size, step):
+        array.read_flat(start, min(array.size, start + step))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size-mb", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="zarrfs-bench-") as scratch:
+        root = Path(scratch) / "big.zarr"
+        name, nbytes = write_big(root, args.size_mb)
+        mb = nbytes / 1e6
+        report: list[tuple[str, float, str]] = []
+        direct = median_of(
+            args.repeats,
+            lambda: engine_direct(str(root), name),
+            setup=lambda: engine.set_cache_size(0) or engine.set_cache_size(2 << 30),
+        )
+        report.append(("engine read_flat (cold cache)", mb / direct, "MB/s"))
+        for label, command in (
+            ("cat data.npy (cold)", "cat"),
+            ("numpy.load data.npy (cold)", "np"),
+        ):
+            times = []
+            for _ in range(args.repeats):
+                mounted = Mount(str(root))
+                path = mounted.path / name / "data.npy"
+                try:
+                    if command == "cat":
+                        times.append(
+                            timed(
+                                lambda path=path: subprocess.run(
+                                    f"cat {path} > /dev/null", shell=True, check=True
+                                )
+                            )
+                        )
+                    else:
+                        times.append(timed(lambda path=path: np.load(path)))
+                    if label.startswith("cat"):
+                        warm = timed(
+                            lambda path=path: subprocess.run(
+                                f"cat {path} > /dev/null", shell=True, check=True
+                            )
+                        )
+                finally:
+                    mounted.close()
+            value = statistics.median(times)
+            report.append((label, mb / value, f"MB/s  ratio to engine {direct / value:.2f}"))
+            if label.startswith("cat"):
+                report.append(("cat data.npy (warm re-read, page cache)", mb / warm, "MB/s"))
+        report += bench_http(Path(scratch), args.repeats)
+        for label, value, unit in report:
+            print(f"{label:45s} {value:10.1f} {unit}")
+    return 0
+
+
+def bench_http(scratch: Path, repeats: int) -> list[tuple[str, float, str]]:
+    tree = scratch / "tree.zarr"
+    write_hierarchy(tree)
+    server = HttpServer(tree, latency=0.020).start()
+    results = []
+    try:
+        times, first_bytes = [], []
+        for _ in range(repeats):
+            mounted = Mount(server.url_for(""))
+            try:
+                times.append(
+                    timed(
+                        lambda root=mounted.path: subprocess.run(
+                            f"ls -lR {root} > /dev/null", shell=True, check=True
+                        )
+                    )
+                )
+                plane = mounted.path / "g050" / "a3" / "planes" / "dim0_5.tif"
+                first_bytes.append(timed(lambda plane=plane: plane.open("rb").read(1)))
+            finally:
+                mounted.close()
+        results.append(("ls -lR 1,000 nodes, HTTP 20 ms latency", statistics.median(times), "s"))
+        results.append(
+            ("first byte of a plane file, HTTP 20 ms", statistics.median(first_bytes) * 1000, "ms")
+        )
+    finally:
+        server.close()
+    return results
+
+
+if __name__ == "__main__":
+    sys.exit(main())
