@@ -6,9 +6,10 @@ neither FUSE nor Qt (a test checks it).
 Opening
     ``open(url, **storage_options) -> Group | Array``. ``url`` is a local path, ``file://``,
     ``http(s)://``, ``s3://``, ``gs://``, ``memory://``, or an fsspec chain such as
-    ``zip::/path/x.zip``. A path inside the store may follow the store root, e.g.
-    ``open("s3://bucket/data.zarr/group/array")`` resolves the store root by looking for metadata.
-    ``consolidated=None`` (default: use consolidated metadata when present), ``True`` or ``False``.
+    ``zip::/path/x.zip``. The URL names the node to open: ``open("s3://b/data.zarr/group/array")``
+    opens that array directly (its ``path`` is then ""). ``consolidated=None`` (default: use
+    consolidated metadata when present), ``True`` or ``False``. HTTP and S3 requests time out after
+    ``$ZARRFS_TIMEOUT`` seconds without data (default 30) and transient failures are retried.
 
 Every node (``Group`` and ``Array``)
     ``path`` ("" for the root, "a/b" below it), ``name`` (last component, "" for the root),
@@ -42,7 +43,8 @@ Array
     ``array.stored_size()`` (bytes of stored chunk objects; lists the store).
 
 Process-wide
-    ``set_cache_size(nbytes)`` / ``cache_info()``: the decoded-chunk LRU shared by all arrays.
+    ``set_cache_size(nbytes)`` / ``cache_info()``: the decoded-chunk LRU shared by all arrays
+    (default 512 MiB or ``$ZARRFS_CACHE_BYTES``); ``clear_caches()`` also forgets shard indexes.
     ``stats()``: a dict snapshot of counters (requests, bytes_fetched, chunks_decoded,
     cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``).
@@ -52,7 +54,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
 
 from . import stats as _stats
-from .cache import cache_info, set_cache_size
+from .cache import cache_info, clear_caches, set_cache_size
 from .errors import (
     ChecksumError,
     ChunkDecodeError,
@@ -89,6 +91,7 @@ __all__ = [
     "PRIORITY_VISIBLE",
     "ReadFuture",
     "cache_info",
+    "clear_caches",
     "open",
     "reset_stats",
     "set_cache_size",

@@ -53,7 +53,7 @@ class ChunkCache:
 
     def put(self, key: Hashable, value: np.ndarray) -> None:
         n = _nbytes(value)
-        if n > self.capacity // 4:
+        if not self.would_keep(n):
             return
         value.flags.writeable = False
         with self._lock:
@@ -83,13 +83,50 @@ class ChunkCache:
         with self._lock:
             return {"size": self.size, "capacity": self.capacity, "items": len(self._items)}
 
+    def would_keep(self, nbytes: int) -> bool:
+        return nbytes <= self.capacity // 4
+
+
+class IndexCache:
+    """Decoded shard indexes (or None for an absent shard) by (store url, shard key), LRU by
+    count: indexes are small and fetching one again costs a round trip."""
+
+    def __init__(self, entries: int = 8192):
+        self.entries = entries
+        self._items: OrderedDict[Hashable, np.ndarray | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def lookup(self, key: Hashable) -> tuple[bool, np.ndarray | None]:
+        with self._lock:
+            if key not in self._items:
+                return False, None
+            self._items.move_to_end(key)
+            return True, self._items[key]
+
+    def put(self, key: Hashable, index: np.ndarray | None) -> None:
+        with self._lock:
+            self._items[key] = index
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
 
 chunks = ChunkCache(_default_capacity())
+shard_indexes = IndexCache()
 
 
 def set_cache_size(nbytes: int) -> None:
     """Set the decoded-chunk cache budget in bytes (0 disables it)."""
     chunks.resize(nbytes)
+
+
+def clear_caches() -> None:
+    """Forget every decoded chunk and shard index (the next reads are cold)."""
+    chunks.clear()
+    shard_indexes.clear()
 
 
 def cache_info() -> dict[str, int]:

@@ -11,6 +11,7 @@ Only decoding exists: zarrfs is a reader.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -133,6 +134,34 @@ class CodecChain:
             data = _run(codec, data, None)
         return data
 
+    @functools.cached_property
+    def direct(self) -> bool:
+        """Whether :meth:`decode_into` applies: fixed-size elements laid out by the
+        array->bytes codec, at most one compressor that can decode into a given buffer and
+        tell its decoded size first (so a short chunk can never leave stale bytes behind)."""
+        if self.array_array or not getattr(self.array_bytes, "fixed_size", False):
+            return False
+        if not self.bytes_bytes:
+            return True
+        return len(self.bytes_bytes) == 1 and hasattr(self.bytes_bytes[0], "decoded_size")
+
+    def decode_into(self, data: Any, spec: ChunkSpec, buf: np.ndarray) -> np.ndarray:
+        """Like :meth:`decode`, with the decoded bytes written into ``buf`` (flat uint8 of the
+        chunk's size); the result is a view of ``buf``."""
+        if not self.bytes_bytes:
+            if len(data) != buf.nbytes:
+                raise ChunkDecodeError(f"chunk holds {len(data)} bytes, expected {buf.nbytes}",
+                                       codec=self.array_bytes.name)
+            buf[...] = np.frombuffer(data, dtype=np.uint8)
+        else:
+            codec = self.bytes_bytes[0]
+            size = _run(codec, data, "size")
+            if size != buf.nbytes:
+                raise ChunkDecodeError(f"chunk decodes to {size} bytes, expected {buf.nbytes}",
+                                       codec=codec.name)
+            _run(codec, (data, buf), "into")
+        return _run(self.array_bytes, buf, spec)
+
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
         """Encoded chunk bytes to the decoded chunk array of ``spec.shape``."""
         specs = [spec]
@@ -147,9 +176,13 @@ class CodecChain:
         return arr
 
 
-def _run(codec: Codec, data: Any, spec: ChunkSpec | None) -> Any:
+def _run(codec: Codec, data: Any, spec: ChunkSpec | str | None) -> Any:
     """Run one codec, turning its failures into ChunkDecodeError naming it."""
     try:
+        if spec == "size":
+            return codec.decoded_size(data)  # type: ignore[attr-defined]
+        if spec == "into":
+            return codec.decode_into(*data)  # type: ignore[attr-defined]
         return codec.decode(data, spec)
     except ChunkDecodeError as exc:
         if exc.codec is None:

@@ -33,6 +33,7 @@ class BytesCodec(Codec):
 
     name = "bytes"
     kind = "array_bytes"
+    fixed_size = True
 
     @classmethod
     def from_config(cls, configuration, *, path=None):
@@ -49,7 +50,7 @@ class BytesCodec(Codec):
                                    codec=self.name)
         order = "<" if self.configuration.get("endian", "little") == "little" else ">"
         dtype = dtype.newbyteorder(order) if dtype.itemsize > 1 or dtype.fields else dtype
-        buf = memoryview(data).cast("B") if not isinstance(data, np.ndarray) else data.view("u1")
+        buf = data.view("u1") if isinstance(data, np.ndarray) else memoryview(data).cast("B")
         _expect_size(buf, spec, self.name)
         return np.frombuffer(buf, dtype=dtype).reshape(spec.shape)
 
@@ -149,6 +150,10 @@ class V2Layout(Codec):
 
     name = "v2_layout"
     kind = "array_bytes"
+
+    @property
+    def fixed_size(self) -> bool:
+        return np.dtype(self.configuration["dtype"]).kind != "O"
 
     def decode(self, data, spec):
         arr = ensure_ndarray_like(data)

@@ -103,10 +103,39 @@ class NumcodecsArrayBytes(Codec):
         return out.reshape(spec.shape)
 
 
+class _SizedMixin:
+    """Compressors whose frame header says the decoded size: they may decode into a buffer."""
+
+    impl: numcodecs.abc.Codec
+
+    def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
+        return self.impl.decode(data, out=buf)
+
+
+def blosc_nbytes(data) -> int:
+    """The decoded size from a Blosc1 header (bytes 4-8, little-endian; the Blosc format)."""
+    return int.from_bytes(memoryview(data)[4:8], "little")
+
+
+class SizedBlosc(_SizedMixin, NumcodecsBytes):
+    def decoded_size(self, data) -> int:
+        return blosc_nbytes(data)
+
+
+class SizedLZ4(_SizedMixin, NumcodecsBytes):
+    def decoded_size(self, data) -> int:
+        return int.from_bytes(memoryview(data)[:4], "little")  # numcodecs' LZ4 frame header
+
+
+_SIZED = {"blosc": SizedBlosc, "lz4": SizedLZ4}
+
+
 def numcodecs_codec(codec_id: str, configuration: dict, *, path: str | None = None) -> Codec:
     """The v3 ``numcodecs.<id>`` codec."""
     impl = get_numcodecs({"id": codec_id, **configuration}, path=path)
     name = f"numcodecs.{codec_id}"
+    if codec_id in _SIZED:
+        return _SIZED[codec_id](name, impl, configuration)
     if codec_id in ARRAY_TO_ARRAY:
         return NumcodecsArray(name, impl, configuration)
     if codec_id in ARRAY_TO_BYTES:
@@ -118,7 +147,7 @@ def v2_codec(config: dict, *, path: str | None = None) -> Codec:
     """A v2 filter or compressor as a codec over flat buffers."""
     impl = get_numcodecs(config, path=path)
     rest = {k: v for k, v in config.items() if k != "id"}
-    return NumcodecsBytes(config["id"], impl, rest)
+    return _SIZED.get(config["id"], NumcodecsBytes)(config["id"], impl, rest)
 
 
 class _V3Compressor(Codec):
@@ -143,6 +172,9 @@ class ZstdCodec(_V3Compressor):
 
 
 @register("blosc")
-class BloscCodec(_V3Compressor):
+class BloscCodec(_SizedMixin, _V3Compressor):
     name = "blosc"
     impl = numcodecs.Blosc()
+
+    def decoded_size(self, data) -> int:
+        return blosc_nbytes(data)

@@ -52,7 +52,7 @@ def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
                             field="dimension_separator")
     codecs = CodecChain(
         array_array=(),
-        array_bytes=V2Layout({"dtype": str(data_type.stored_dtype), "order": order}),
+        array_bytes=V2Layout({"dtype": data_type.stored_dtype, "order": order}),
         bytes_bytes=tuple(v2_codec(c, path=path) for c in configs))
     if "fill_value" not in doc:
         raise MetadataError(f"{path}: required field 'fill_value' is missing", path=path,

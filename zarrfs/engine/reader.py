@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import logging
+import math
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,9 +46,6 @@ class ChunkEvent:
 #: A piece of work for one chunk: where it goes (request + output array).
 Target = tuple[ChunkRequest, np.ndarray]
 
-_INDEX_CACHE_ENTRIES = 8192
-_index_lock = threading.Lock()
-_index_cache: OrderedDict[tuple[str, str], np.ndarray | None] = OrderedDict()
 
 
 class ArrayReader:
@@ -88,9 +86,10 @@ class ArrayReader:
         by_chunk: dict[tuple[int, ...], list[Target]] = defaultdict(list)
         for t in targets:
             by_chunk[t[0].chunk_coords].append(t)
+        caching = cache.chunks.would_keep(self._chunk_nbytes)
         pending = []
         for coords, ts in by_chunk.items():
-            hit = cache.chunks.get(self._cache_key(coords))
+            hit = cache.chunks.get(self._cache_key(coords)) if caching else None
             if hit is not None:
                 self._place(hit, ts, on_chunk)
             else:
@@ -98,14 +97,16 @@ class ArrayReader:
         if not pending:
             return
         token.check(self.path)
-        if self.store.is_async:
-            located = self._locate_remote(pending)
-            jobs = [(c, located[c]) for c in pending]
-        else:
-            jobs = [(c, None) for c in pending]
-        futures = [scheduler.run_decode(self._job(c, data, by_chunk[c], token, on_chunk),
-                                        priority) for c, data in jobs]
+        pending.sort()  # C order: batches stay within shards
+        located = self._locate(pending) if self.store.is_async else None
+        futures = [scheduler.run_decode(
+            self._job(batch, located, by_chunk, token, on_chunk, caching), priority)
+            for batch in _batches(pending)]
         self._wait(futures, token)
+
+    @property
+    def _chunk_nbytes(self) -> int:
+        return math.prod(self.chunk_shape) * self.meta.data_type.dtype.itemsize
 
     def _wait(self, futures: list[concurrent.futures.Future], token) -> None:
         first: BaseException | None = None
@@ -121,48 +122,67 @@ class ArrayReader:
         if first is not None:
             raise first
 
-    def _job(self, coords, data, targets, token, on_chunk):
+    def _job(self, batch, located, by_chunk, token, on_chunk, caching):
+        """One task: fetch (sync stores) and decode a batch of chunks, placing each."""
+
         def run():
             if token.cancelled:
                 return
-            key = self.chunk_key(coords)
             try:
-                raw = data if data is not None else self._fetch_local(coords)
-                if raw is _MISSING:
-                    self._place_fill(coords, targets, on_chunk)
-                    return
-                if token.cancelled:
-                    return
-                chunk = self._decode(raw, key)
+                raw = located if located is not None else self._locate(batch)
             except ZarrfsError as exc:
-                if exc.key is None:
-                    exc.key = key
-                if exc.path is None:
-                    exc.path = self.store.full_path(self.path) if self.path else self.store.url
-                stats.add(chunk_errors=1)
-                log.warning("chunk %s of %s: %s", key, self.path or "/", exc.message)
-                if on_chunk:
-                    for req, _ in targets:
-                        on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
+                for coords in batch:
+                    self._failed(coords, exc, by_chunk[coords], on_chunk)
                 raise
-            cache.chunks.put(self._cache_key(coords), chunk)
-            self._place(chunk, targets, on_chunk)
+            first: BaseException | None = None
+            t0, decoded = time.perf_counter(), 0
+            for coords in batch:
+                if token.cancelled:
+                    break
+                data = raw[coords]
+                if data is _MISSING:
+                    self._place_fill(coords, by_chunk[coords], on_chunk)
+                    continue
+                try:
+                    chunk = self._decode(data, coords, caching)
+                except ZarrfsError as exc:
+                    self._failed(coords, exc, by_chunk[coords], on_chunk)
+                    first = first or exc
+                    continue
+                decoded += 1
+                if caching:
+                    cache.chunks.put(self._cache_key(coords), chunk)
+                self._place(chunk, by_chunk[coords], on_chunk)
+            stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
+            if first is not None:
+                raise first
 
         return run
 
-    def _decode(self, raw: bytes, key: str) -> np.ndarray:
-        t0 = time.perf_counter()
+    def _failed(self, coords, exc: ZarrfsError, targets, on_chunk) -> None:
+        key = self.chunk_key(coords)
+        if exc.key is None:
+            exc.key = key
+        if exc.path is None:
+            exc.path = self.store.full_path(self.path) if self.path else self.store.url
+        stats.add(chunk_errors=1)
+        log.warning("chunk %s of %s: %s", key, self.path or "/", exc.message)
+        if on_chunk:
+            for req, _ in targets:
+                on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
+
+    def _decode(self, raw: bytes, coords, caching: bool) -> np.ndarray:
+        chain = self.sharding.codecs if self.sharding else self.meta.codecs
         try:
-            chain = self.sharding.codecs if self.sharding else self.meta.codecs
-            chunk = chain.decode(raw, self.spec)
+            if chain.direct:
+                buf = np.empty(self._chunk_nbytes, np.uint8) if caching else \
+                    _scratch(self._chunk_nbytes)
+                return chain.decode_into(raw, self.spec, buf)
+            return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
-            exc.message = f"chunk {key!r} of {self.path or '/'}: {exc.message}"
+            exc.message = f"chunk {self.chunk_key(coords)!r} of {self.path or '/'}: {exc.message}"
             exc.args = (exc.message,)
             raise
-        finally:
-            stats.add(decode_seconds=time.perf_counter() - t0)
-        stats.add(chunks_decoded=1)
-        return chunk
 
     def _place(self, chunk, targets, on_chunk) -> None:
         for req, out in targets:
@@ -178,33 +198,34 @@ class ArrayReader:
                 on_chunk(ChunkEvent(coords, "missing", req.out_selection))
 
     # ------------------------------------------------------------- fetching
-    def _fetch_local(self, coords):
-        """Sync stores: this chunk's bytes, read by the decode task itself."""
-        if not self.sharding:
-            data = self.store.get(self.chunk_key(coords))
-            return _MISSING if data is None else data
-        return self._locate_remote([coords])[coords]
-
-    def _locate_remote(self, coords_list) -> dict:
-        """Bytes (or _MISSING) of every chunk, fetched in as few waves as the layout allows."""
+    def _locate(self, coords_list) -> dict:
+        """Bytes (or _MISSING) of every chunk, fetched in as few waves as the layout allows:
+        one for plain chunks; for shards one when every inner chunk of a shard is wanted
+        (the whole shard is read), else the indexes first, then the inner chunks."""
         if not self.sharding:
             keys = [self.chunk_key(c) for c in coords_list]
             got = self.store.fetch([ByteRequest(k) for k in keys])
             return {c: (_MISSING if d is None else d) for c, d in zip(coords_list, got,
                                                                       strict=True)}
-        indexes = self._shard_indexes({self.chunk_key(c) for c in coords_list})
+        by_shard: dict[str, list] = defaultdict(list)
+        for c in coords_list:
+            by_shard[self.chunk_key(c)].append(c)
+        indexes, whole = self._shard_indexes(by_shard)
         cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
         out: dict = {}
         wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
-        for c in coords_list:
-            key = self.chunk_key(c)
-            index = indexes[key]
-            inner = tuple(i % n for i, n in zip(c, cps, strict=True))
-            where = None if index is None else self.sharding.locate(index, inner)
-            if where is None:
-                out[c] = _MISSING
-            else:
-                wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
+        for key, coords in by_shard.items():
+            index, shard = indexes[key], whole.get(key)
+            for c in coords:
+                inner = tuple(i % n for i, n in zip(c, cps, strict=True))
+                where = None if index is None else self.sharding.locate(
+                    index, inner, None if shard is None else len(shard))
+                if where is None:
+                    out[c] = _MISSING
+                elif shard is not None:
+                    out[c] = shard[where[0]:where[0] + where[1]]
+                else:
+                    wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
         requests = [r for _, r in wanted]
         merged, mapping = coalesce(requests)
         for (c, r), data in zip(wanted, split(requests, mapping, self.store.fetch(merged)),
@@ -217,35 +238,69 @@ class ArrayReader:
             out[c] = data
         return out
 
-    def _shard_indexes(self, keys: set[str]) -> dict[str, np.ndarray | None]:
+    def _inner_count(self, key_coords: tuple[int, ...]) -> int:
+        """How many inner chunks of the shard with these coords lie inside the array."""
+        cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
+        grid = [math.ceil(s / c) for s, c in zip(self.meta.shape, self.chunk_shape, strict=True)]
+        return math.prod(min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid,
+                                                                          strict=True))
+
+    def _shard_indexes(self, by_shard: dict[str, list]) -> tuple[dict, dict]:
+        """Every shard's index; shards read whole on the way come back in the second dict."""
+        cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
         found: dict[str, np.ndarray | None] = {}
-        missing = []
-        with _index_lock:
-            for k in keys:
-                ck = (self.store.url, k)
-                if ck in _index_cache:
-                    _index_cache.move_to_end(ck)
-                    found[k] = _index_cache[ck]
-                else:
-                    missing.append(k)
-        if missing:
-            shard_shape = self.meta.chunk_shape
-            requests = [self.sharding.index_request(k, shard_shape) for k in missing]
-            for k, data in zip(missing, self.store.fetch(requests), strict=True):
-                try:
-                    index = None if data is None else self.sharding.decode_index(data,
-                                                                                 shard_shape)
-                except ChunkDecodeError as exc:
-                    exc.key, exc.path = k, self.store.url
-                    exc.message = f"shard index of {k!r}: {exc.message}"
-                    exc.args = (exc.message,)
-                    raise
-                found[k] = index
-                with _index_lock:
-                    _index_cache[(self.store.url, k)] = index
-                    while len(_index_cache) > _INDEX_CACHE_ENTRIES:
-                        _index_cache.popitem(last=False)
-        return found
+        requests: list[tuple[str, ByteRequest, bool]] = []
+        for key, coords in by_shard.items():
+            known, index = cache.shard_indexes.lookup((self.store.url, key))
+            if known:
+                found[key] = index
+                continue
+            shard_coords = tuple(i // n for i, n in zip(coords[0], cps, strict=True))
+            if self.store.is_async and len(coords) == self._inner_count(shard_coords):
+                requests.append((key, ByteRequest(key), True))
+            else:
+                requests.append((key, self.sharding.index_request(key, self.meta.chunk_shape),
+                                 False))
+        whole: dict[str, bytes] = {}
+        if not requests:
+            return found, whole
+        size = self.sharding.index_size(self.meta.chunk_shape)
+        for (key, _, is_whole), data in zip(
+                requests, self.store.fetch([r for _, r, _ in requests]), strict=True):
+            raw = data
+            if data is not None and is_whole:
+                whole[key] = data
+                raw = data[:size] if self.sharding.index_location == "start" else data[-size:]
+            try:
+                index = None if raw is None else self.sharding.decode_index(
+                    raw, self.meta.chunk_shape)
+            except ChunkDecodeError as exc:
+                exc.key, exc.path = key, self.store.url
+                exc.message = f"shard index of {key!r}: {exc.message}"
+                exc.args = (exc.message,)
+                raise
+            found[key] = index
+            cache.shard_indexes.put((self.store.url, key), index)
+        return found, whole
+
+
+def _batches(pending: list) -> list[list]:
+    """Chunks grouped into tasks: enough tasks to keep every worker busy, few enough that
+    per-task overhead stays small next to decoding."""
+    workers = scheduler.decode_workers()
+    size = max(1, min(16, math.ceil(len(pending) / (4 * workers))))
+    return [pending[i:i + size] for i in range(0, len(pending), size)]
+
+
+_local = threading.local()
+
+
+def _scratch(nbytes: int) -> np.ndarray:
+    """A per-thread reusable buffer for chunks that are not kept in the cache."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _local.buf = np.empty(nbytes, np.uint8)
+    return buf[:nbytes]
 
 
 class _Missing:

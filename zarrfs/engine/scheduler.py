@@ -73,10 +73,14 @@ def _pool(name: str) -> PriorityPool:
     with _lock:
         pool = _pools.get(name)
         if pool is None:
-            cpus = os.cpu_count() or 2
+            cpus = decode_workers()
             workers = cpus if name == "decode" else max(8, 2 * cpus)
             pool = _pools[name] = PriorityPool(workers, name)
         return pool
+
+
+def decode_workers() -> int:
+    return os.cpu_count() or 2
 
 
 def run_decode(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
