@@ -181,3 +181,33 @@ def test_hierarchy_navigation(tmp_path):
     with pytest.raises(engine.NodeNotFoundError):
         g["g1/nope"]
     assert zarrfs.open(str(root / "g1" / "g2" / "a"))[3] == 3
+
+
+def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
+    """A read and a prefetch (or two viewers) asking for the same chunks share one decode."""
+    data = _volume((1, 512, 512))
+    w = zarr_writer(data, chunks=(1, 256, 256))
+    arr = zarrfs.open(str(w.root))["array"]
+    plane = (0, slice(None), slice(None))
+    for capacity in (0, 512 * 2**20):  # scratch buffers (no cache) and cached chunks
+        engine.set_cache_size(capacity)
+        engine.clear_caches()
+        engine.reset_stats()
+        gate, entered = threading.Event(), threading.Event()
+
+        def hold(ev):  # the first read's decoded chunks stay in flight until the gate opens
+            entered.set()
+            gate.wait(10)
+
+        first = arr.submit(plane, on_chunk=hold)
+        assert entered.wait(10)
+        others = [arr.submit(plane) for _ in range(4)]
+        threading.Event().wait(0.2)  # let them claim (and find the chunks in flight)
+        gate.set()
+        direct = arr.read_flat(0, data.size)
+        for f in [first, *others]:
+            np.testing.assert_array_equal(f.result(timeout=30), data[0])
+        np.testing.assert_array_equal(direct, data.reshape(-1))
+        decoded = engine.stats()["chunks_decoded"]
+        assert decoded == 4 if capacity else decoded <= 8, decoded
+    engine.set_cache_size(512 * 2**20)

@@ -98,66 +98,119 @@ class ArrayReader:
             return
         token.check(self.path)
         pending.sort()  # C order: batches stay within shards
-        located = self._locate(pending) if self.store.is_async else None
-        futures = [scheduler.run_decode(
-            self._job(batch, located, by_chunk, token, on_chunk, caching), priority)
-            for batch in _batches(pending)]
-        self._wait(futures, token)
+        inflight = scheduler.inflight
+        owned, waited = inflight.claim([self._cache_key(c) for c in pending])
+        mine = [pending[i] for i in owned]
+        futures = []
+        if mine:
+            try:
+                located = self._locate(mine) if self.store.is_async else None
+            except BaseException as exc:
+                for c in mine:
+                    inflight.publish(self._cache_key(c), exc)
+                raise
+            futures = [scheduler.run_decode(
+                self._job(batch, located, by_chunk, token, on_chunk, caching), priority)
+                for batch in _batches(mine)]
+        first = self._wait(futures)
+        for i, slot in waited:
+            first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
+                               caching) or first
+        if token.cancelled:
+            raise ReadCancelled(path=self.path)
+        if first is not None:
+            raise first
+
+    def _take(self, coords, slot, targets, token, on_chunk, caching) -> BaseException | None:
+        """Place a chunk another read was decoding; do it here if that read gave up."""
+        value = slot.wait()
+        if value is _CANCELLED and not token.cancelled:
+            data = self._locate([coords])[coords]
+            value = _MISSING if data is _MISSING else self._guarded_decode(
+                data, coords, targets, on_chunk, caching=False)
+        if isinstance(value, BaseException):
+            if isinstance(value, ZarrfsError):
+                self._failed(coords, value, targets, on_chunk)
+            return value
+        if value is _MISSING:
+            self._place_fill(coords, targets, on_chunk)
+        elif value is not _CANCELLED:
+            self._place(value, targets, on_chunk)
+        return None
+
+    def _guarded_decode(self, data, coords, targets, on_chunk, caching):
+        try:
+            return self._decode(data, coords, caching)
+        except ZarrfsError as exc:
+            return exc
 
     @property
     def _chunk_nbytes(self) -> int:
         return math.prod(self.chunk_shape) * self.meta.data_type.dtype.itemsize
 
-    def _wait(self, futures: list[concurrent.futures.Future], token) -> None:
+    def _wait(self, futures: list[concurrent.futures.Future]) -> BaseException | None:
+        """Wait for every task; the first failure, if any."""
         first: BaseException | None = None
         for f in futures:
             try:
                 f.result()
             except concurrent.futures.CancelledError:
                 first = first or ReadCancelled(path=self.path)
-            except BaseException as exc:  # noqa: BLE001 - re-raised below
+            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
                 first = first or exc
-        if token.cancelled:
-            raise ReadCancelled(path=self.path)
-        if first is not None:
-            raise first
+        return first
 
     def _job(self, batch, located, by_chunk, token, on_chunk, caching):
-        """One task: fetch (sync stores) and decode a batch of chunks, placing each."""
+        """One task: fetch (sync stores) and decode a batch of chunks, placing each and handing
+        each result to reads waiting for the same chunk."""
 
         def run():
-            if token.cancelled:
-                return
+            done: set = set()
             try:
-                raw = located if located is not None else self._locate(batch)
-            except ZarrfsError as exc:
-                for coords in batch:
-                    self._failed(coords, exc, by_chunk[coords], on_chunk)
-                raise
-            first: BaseException | None = None
-            t0, decoded = time.perf_counter(), 0
-            for coords in batch:
-                if token.cancelled:
-                    break
-                data = raw[coords]
-                if data is _MISSING:
-                    self._place_fill(coords, by_chunk[coords], on_chunk)
-                    continue
-                try:
-                    chunk = self._decode(data, coords, caching)
-                except ZarrfsError as exc:
-                    self._failed(coords, exc, by_chunk[coords], on_chunk)
-                    first = first or exc
-                    continue
-                decoded += 1
-                if caching:
-                    cache.chunks.put(self._cache_key(coords), chunk)
-                self._place(chunk, by_chunk[coords], on_chunk)
-            stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
-            if first is not None:
-                raise first
+                return self._run_batch(batch, located, by_chunk, token, on_chunk, caching, done)
+            finally:
+                for coords in batch:  # cancelled or failed before its turn
+                    if coords not in done:
+                        scheduler.inflight.publish(self._cache_key(coords), _CANCELLED)
 
         return run
+
+    def _run_batch(self, batch, located, by_chunk, token, on_chunk, caching, done) -> None:
+        if token.cancelled:
+            return
+        inflight = scheduler.inflight
+        try:
+            raw = located if located is not None else self._locate(batch)
+        except ZarrfsError as exc:
+            for coords in batch:
+                self._failed(coords, exc, by_chunk[coords], on_chunk)
+                inflight.publish(self._cache_key(coords), exc)
+                done.add(coords)
+            raise
+        first: BaseException | None = None
+        t0, decoded = time.perf_counter(), 0
+        for coords in batch:
+            if token.cancelled:
+                break
+            key, data = self._cache_key(coords), raw[coords]
+            if data is _MISSING:
+                self._place_fill(coords, by_chunk[coords], on_chunk)
+                value = _MISSING
+            else:
+                value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk, caching)
+                if isinstance(value, ZarrfsError):
+                    self._failed(coords, value, by_chunk[coords], on_chunk)
+                    first = first or value
+                else:
+                    decoded += 1
+                    if caching:
+                        cache.chunks.put(key, value)
+                    self._place(value, by_chunk[coords], on_chunk)
+            inflight.publish(key, value, _share)
+            done.add(coords)
+        stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
+        if first is not None:
+            raise first
 
     def _failed(self, coords, exc: ZarrfsError, targets, on_chunk) -> None:
         key = self.chunk_key(coords)
@@ -309,3 +362,12 @@ class _Missing:
 
 
 _MISSING = _Missing()
+_CANCELLED = _Missing()  # the owner of an in-flight chunk gave up: a waiter does it itself
+
+
+def _share(value):
+    """Chunks decoded into a thread's scratch buffer are copied before another read gets them."""
+    buf = getattr(_local, "buf", None)
+    if isinstance(value, np.ndarray) and buf is not None and np.may_share_memory(value, buf):
+        return value.copy()
+    return value

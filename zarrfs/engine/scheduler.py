@@ -92,9 +92,10 @@ def run_io(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future
 
 
 def _after_fork_in_child() -> None:
-    global _lock
+    global _lock, inflight
     _lock = threading.Lock()
     _pools.clear()
+    inflight = InFlight()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -154,3 +155,54 @@ class ReadFuture:
 
     def add_done_callback(self, fn: Callable[[ReadFuture], object]) -> None:
         self._inner.add_done_callback(lambda _f: fn(self))
+
+
+class Slot:
+    """The pending result of one chunk that some read is fetching and decoding right now."""
+
+    __slots__ = ("event", "value", "waiters")
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.value: object = None
+        self.waiters = 0
+
+    def wait(self) -> object:
+        self.event.wait()
+        return self.value
+
+
+class InFlight:
+    """Chunks being fetched or decoded, so that concurrent reads of one chunk (a reader and its
+    prefetch, two viewers of one plane) fetch and decode it once; the others wait for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._slots: dict[object, Slot] = {}
+
+    def claim(self, keys: list) -> tuple[list[int], list[tuple[int, Slot]]]:
+        """Indices of the keys this caller now owns, and slots of those others are doing."""
+        owned, waited = [], []
+        with self._lock:
+            for i, key in enumerate(keys):
+                slot = self._slots.get(key)
+                if slot is None:
+                    self._slots[key] = Slot()
+                    owned.append(i)
+                else:
+                    slot.waiters += 1
+                    waited.append((i, slot))
+        return owned, waited
+
+    def publish(self, key, value, share: Callable[[object], object] = lambda v: v) -> None:
+        """Hand an owned key's result (a chunk, a marker or an exception) to its waiters.
+        ``share`` makes a value safe to hand over (a copy of a reusable buffer)."""
+        with self._lock:
+            slot = self._slots.pop(key, None)
+        if slot is None:
+            return
+        slot.value = share(value) if slot.waiters else value
+        slot.event.set()
+
+
+inflight = InFlight()

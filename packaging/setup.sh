@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up a development environment on Debian (12 or newer) in .venv beside this repository:
+# system packages (Python, FUSE 3, the libraries Qt needs even offscreen), then zarrfs with every
+# extra. Safe to run again: it skips what is already there. Used by demo.sh, test.sh and CI.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${ZARRFS_VENV:-$repo/.venv}"
+
+apt_packages=(python3 python3-venv python3-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
+              libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0)
+missing=()
+for p in "${apt_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "setup: installing system packages: ${missing[*]}" >&2
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "setup: creating $venv" >&2
+    python3 -m venv "$venv"
+fi
+stamp="$venv/.zarrfs-installed"
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
+    echo "setup: installing zarrfs[dev] into $venv (a few minutes the first time)" >&2
+    "$venv/bin/python" -m pip install -q --upgrade pip
+    "$venv/bin/python" -m pip install -q -e "$repo[dev]"
+    touch "$stamp"
+fi
