@@ -15,6 +15,7 @@ import logging
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from . import messages
+from .tasks import gui_handle, init_relay, post_to_handle
 from .tiles import PlaneRequest, neighbour_selections
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,6 @@ class PlaneLoader(QObject):
     chunk_state = Signal(int, object, str)  # generation, (chunk row, chunk col), status
     failed = Signal(int, object)            # generation, messages.UserMessage
     finished = Signal(int)                  # generation: every tile reported
-    _event = Signal(int, int, object)       # from worker threads
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -39,7 +39,9 @@ class PlaneLoader(QObject):
         self._open_tiles: set[int] = set()
         self._prefetch: dict[tuple, list] = {}
         self.dropped_events = 0
-        self._event.connect(self._on_event)
+        self._closed = False
+        init_relay()
+        self._handle = gui_handle(self)
         self._poll = QTimer(self)
         self._poll.setInterval(100)
         self._poll.timeout.connect(self._check_done)
@@ -61,7 +63,7 @@ class PlaneLoader(QObject):
         self.futures, self._expected, self._seen = [], [], []
         self._open_tiles = set(range(len(request.tiles)))
         for index, tile in enumerate(request.tiles):
-            callback = functools.partial(self._from_worker, request.generation, index)
+            callback = functools.partial(_chunk_event, self._handle, request.generation, index)
             try:
                 self._expected.append(self._count_chunks(array, tile))
                 future = array.submit(tile.selection, priority=tile.priority, on_chunk=callback)
@@ -130,13 +132,14 @@ class PlaneLoader(QObject):
 
     # -- results ---------------------------------------------------------------------------------
 
-    def _from_worker(self, generation: int, index: int, event) -> None:
-        try:
-            self._event.emit(generation, index, event)
-        except RuntimeError:  # loader already destroyed
-            pass
+    def close(self) -> None:
+        """No more events: the view is going away."""
+        self.cancel_all()
+        self._closed = True
 
     def _on_event(self, generation: int, index: int, event) -> None:
+        if self._closed:
+            return
         if generation != self.generation or self.request is None:
             self.dropped_events += 1
             return
@@ -182,3 +185,8 @@ class PlaneLoader(QObject):
             if generation != self.generation:
                 return
             self._close_tile(index)
+
+
+def _chunk_event(handle: int, generation: int, index: int, event) -> None:
+    """``on_chunk`` for the engine's worker threads: holds no Qt object, only a handle."""
+    post_to_handle(handle, "_on_event", generation, index, event)

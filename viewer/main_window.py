@@ -377,6 +377,8 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self.image.clear()
+        self.image.controller.loader.close()
+        self.status.timer.stop()
         self.background.close()
         super().closeEvent(event)
 

@@ -16,6 +16,29 @@ pytest.importorskip("pyqtgraph")
 pytest.importorskip("pytestqt")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _survive_pyside_refcount_bug():
+    """See viewer/qt_compat.py: PySide6 6.12 on Python 3.11 leaks references to True/None."""
+    from viewer import qt_compat
+
+    qt_compat.top_up()
+    yield
+    qt_compat.top_up()
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_on_the_gui_thread():
+    """See viewer/qt_compat.py: a QObject freed by the GC on a worker thread crashes Qt later."""
+    import gc
+
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
+
+
 @pytest.fixture(autouse=True)
 def _settings_in_tmp(tmp_path, monkeypatch):
     """QSettings (recent stores) write under tmp_path, never the user's config."""
@@ -59,7 +82,7 @@ def wait_idle(qtbot, win, timeout: float = 20.0) -> None:
                 return
         else:
             idle_since = None
-    raise AssertionError("viewer still loading after %s s" % timeout)
+    raise AssertionError(f"viewer still loading after {timeout} s")
 
 
 @pytest.fixture

@@ -57,20 +57,25 @@ def test_slider_sweep_decodes_a_bounded_number_of_abandoned_chunks(
 
 
 def test_http_server_stopping_mid_load_does_not_crash(window, idle, tmp_path, http_server):
-    write_volume(tmp_path / "v.zarr", shape=(4, 256, 256), chunks=(1, 32, 32))
+    data = write_volume(tmp_path / "v.zarr", shape=(10, 256, 256), chunks=(1, 32, 32))
     server = http_server(tmp_path / "v.zarr", latency=0.3)
     window.open_store(server.url, {})
-    window.model  # the window keeps responding while the store opens
     idle(window, 30)
     view = window.image
+    np.testing.assert_array_equal(view.image_item.image, data[0])
     view.axes.sliders[0].setValue(2)
-    server.close()
-    idle(window, 60)
+    server.close()  # mid-load: requests in flight, the server goes away
+    idle(window, 90)
+    assert view.state.indices[0] == 2
+    view.axes.sliders[0].setValue(8)  # never requested: every read now fails
+    idle(window, 90)
     texts = window.message_bar.messages()
-    assert texts and any("error" in t.lower() for t in texts), texts
-    assert view.state.indices[0] == 2  # still usable
-    view.axes.sliders[0].setValue(3)
-    idle(window, 60)
+    assert any(t.startswith(("Storage error", "Network error")) for t in texts), texts
+    assert window.message_bar.isVisible()
+    states = set(view.grid_item.states().values())
+    assert states == {"failed"}, states
+    view.axes.sliders[0].setValue(0)  # still usable: what is cached still shows
+    idle(window, 90)
 
 
 def test_directory_removed_before_reading(window, idle, tmp_path):

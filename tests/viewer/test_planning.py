@@ -89,7 +89,7 @@ def test_stride_matches_the_screen_and_skips_chunks():
 def test_choose_level_prefers_pixels_no_larger_than_the_screen():
     shapes = [(1, 4096, 4096), (1, 2048, 2048), (1, 1024, 1024), (1, 512, 512)]
     factors = level_factors(shapes)
-    levels = [Level(str(i), s, (1, 256, 256), f) for i, (s, f) in enumerate(zip(shapes, factors))]
+    levels = [Level(str(i), s, (1, 256, 256), f) for i, (s, f) in enumerate(zip(shapes, factors, strict=True))]
     assert choose_level(levels, 1, 2, 1.0) == 0
     assert choose_level(levels, 1, 2, 2.5) == 1
     assert choose_level(levels, 1, 2, 4.0) == 2

@@ -1,0 +1,67 @@
+"""``zarrfs view ... --screenshot``: renders once loading is done, headless, then exits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import zarr
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_view(*args, timeout=120):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(args[-1]))
+    return subprocess.run([sys.executable, "-m", "viewer.cli", "view", *map(str, args[:-1])],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_screenshot_of_a_plane(tmp_path):
+    from PIL import Image
+
+    arr = zarr.create_array(tmp_path / "s.zarr", shape=(20, 64, 80), chunks=(1, 32, 32),
+                            dtype="uint8")
+    data = np.zeros((20, 64, 80), np.uint8)
+    data[12, :, 40:] = 255  # only plane 12 has a bright right half
+    arr[:] = data
+    out = tmp_path / "shot.png"
+    result = run_view(tmp_path / "s.zarr", "--index", "12", "--screenshot", out,
+                      "--size", "900x600", tmp_path)
+    assert result.returncode == 0, result.stderr
+    image = np.asarray(Image.open(out).convert("L"))
+    assert image.shape == (600, 900)
+    assert (image > 250).sum() > 5000  # the bright half of plane 12 is on screen
+
+
+def test_screenshot_of_a_node_and_exit_code_on_error(tmp_path):
+    root = zarr.open_group(tmp_path / "g.zarr", mode="w")
+    root.create_array("a/b", shape=(10, 10), dtype="f4")[:] = 1
+    ok = run_view(tmp_path / "g.zarr", "--node", "/a/b", "--screenshot",
+                  tmp_path / "ok.png", tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert (tmp_path / "ok.png").stat().st_size > 1000
+    bad = run_view(tmp_path / "missing.zarr", "--screenshot", tmp_path / "bad.png", tmp_path)
+    assert bad.returncode == 4 and "Not found" in bad.stderr
+
+
+def test_add_parser_builds_the_view_subcommand():
+    import argparse
+
+    from viewer.cli import add_parser, storage_options_from
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--anon", action="store_true")
+    common.add_argument("--endpoint-url")
+    common.add_argument("-O", dest="option", action="append", default=[])
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="cmd"), common)
+    args = parser.parse_args(["view", "s3://b/x.zarr", "--anon", "--endpoint-url", "http://h:9",
+                              "-O", "use_ssl=false", "--index", "12,0", "--node", "/g/a"])
+    assert args.index == [12, 0] and args.node == "/g/a" and callable(args.func)
+    options = storage_options_from(args, args.url)
+    assert options["anon"] is True and options["use_ssl"] is False
+    assert options.get("client_kwargs", {}).get("endpoint_url", options.get("endpoint_url")) \
+        == "http://h:9"

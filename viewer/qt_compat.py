@@ -1,0 +1,73 @@
+"""Keep Qt objects safe from Python's garbage collector and from PySide6 refcount bugs.
+
+Garbage collection on the GUI thread only: the cyclic collector runs on whichever thread
+happens to allocate, and when it frees a QObject from an engine or I/O worker thread, Qt cannot
+unregister that object's timers ("Timers cannot be stopped from another thread") and later
+crashes delivering a timer event to freed memory. So automatic collection is switched off and a
+GUI-thread timer collects instead (what pyqtgraph's GarbageCollector does).
+
+Refcounts: work around PySide6 refcount bugs that otherwise abort the viewer after a few thousand calls.
+
+PySide6 6.12.0 returns ``True`` from ``SignalInstance.emit()`` and ``None`` from some void calls
+(``processEvents``, Python slots invoked from C++) without taking a reference. On Python < 3.12,
+where these singletons are not immortal, each such call takes one reference away and after a
+few thousand of them the interpreter aborts ("Fatal Python error: bool_dealloc" or
+"none_dealloc"), mid-session or at exit. Python 3.12 made them immortal, which is what this
+emulates: on older Pythons the singletons' reference counts are kept far from zero, checked
+again every 200 ms. Nothing is done on Python >= 3.12.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import logging
+import sys
+
+logger = logging.getLogger(__name__)
+
+_SINGLETONS = (True, False, None)
+_LOW_WATER = 1 << 24
+_TOP_UP = 1 << 28
+_timers: list = []
+
+
+def needed() -> bool:
+    return sys.version_info < (3, 12) and sys.implementation.name == "cpython"
+
+
+def top_up() -> None:
+    """Raise the singletons' reference counts well above what the leaks can consume."""
+    if not needed():
+        return
+    for obj in _SINGLETONS:
+        if sys.getrefcount(obj) < _LOW_WATER:
+            # ob_refcnt is the first field of every CPython object
+            ctypes.c_ssize_t.from_address(id(obj)).value += _TOP_UP
+
+
+def collect_garbage() -> None:
+    gc.collect()
+
+
+def collect_on_gui_thread(parent, interval_ms: int = 1000) -> None:
+    """Disable automatic collection; collect every ``interval_ms`` on ``parent``'s thread."""
+    from PySide6.QtCore import QTimer
+
+    gc.disable()
+    timer = QTimer(parent)
+    timer.setInterval(interval_ms)
+    timer.timeout.connect(collect_garbage)
+    timer.start()
+
+
+def install(parent=None) -> None:
+    """Top up now and, when a Qt parent is given, every 200 ms from a timer on it."""
+    top_up()
+    if parent is not None and needed():
+        from PySide6.QtCore import QTimer
+
+        timer = QTimer(parent)
+        timer.setInterval(200)
+        timer.timeout.connect(top_up)
+        timer.start()
