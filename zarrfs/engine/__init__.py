@@ -70,7 +70,9 @@ from .errors import (
 )
 from .hierarchy import Array, Group, Node, open
 from .reader import ChunkEvent
+from .ome import Axis, Dataset, Multiscale, axis_names_of_level, multiscales
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+from .summary import format_summary, human_size, summary
 
 
 def stats() -> dict:
@@ -84,6 +86,14 @@ def reset_stats() -> None:
 
 __all__ = [
     "Array",
+    "Axis",
+    "Dataset",
+    "Multiscale",
+    "axis_names_of_level",
+    "format_summary",
+    "human_size",
+    "multiscales",
+    "summary",
     "ChunkEvent",
     "Group",
     "Node",

@@ -1,0 +1,130 @@
+"""The command line, in-process and as a subprocess, against zarr-python-written stores and the
+bundled demo store: real values in the output, one-line errors with exit status 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tifffile
+
+from zarrfs.cli import UsageError, main, parse_selection
+
+DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo.zarr"
+
+
+@pytest.fixture
+def store(zarr_writer):
+    data = np.arange(4 * 30 * 40, dtype="u2").reshape(4, 30, 40)
+    w = zarr_writer(data, path="g/vol", chunks=(1, 16, 16), shards=(2, 16, 32),
+                    attributes={"units": "counts"}, dimension_names=("z", "y", "x"))
+    zarr_writer(np.linspace(0, 1, 7), path="line", root=w.root)
+    return w.root, data
+
+
+def test_info_text_and_json(store, capsys):
+    root, data = store
+    assert main(["info", str(root / "g" / "vol")]) == 0
+    text = capsys.readouterr().out
+    assert "4 x 30 x 40" in text and "uint16" in text and "1 x 16 x 16" in text
+    assert "2 x 16 x 32" in text and "sharding_indexed" in text and "z, y, x" in text
+    assert '"units": "counts"' in text
+    assert main(["info", str(root / "g" / "vol"), "--json", "--stored-size"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["shape"] == [4, 30, 40] and s["chunks"] == [1, 16, 16] and s["shards"] == [2, 16, 32]
+    assert s["nbytes"] == data.nbytes and s["stored_bytes"] > 0
+    assert s["attributes"] == {"units": "counts"} and s["dimension_names"] == ["z", "y", "x"]
+    assert [c["name"] for c in s["codecs"]] == ["sharding_indexed"]
+
+
+def test_tree(store, capsys):
+    root, _ = store
+    assert main(["tree", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == ["├── g/", "│   └── vol  4 x 30 x 40 uint16", "└── line  7 float64"]
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".tif", ".csv"])
+def test_get_matches_writer(store, tmp_path, suffix):
+    root, data = store
+    out = tmp_path / f"sel{suffix}"
+    sel = "[2, 3:25, ::-3]"
+    assert main(["get", str(root / "g" / "vol"), sel, "-o", str(out)]) == 0
+    expected = data[2, 3:25, ::-3]
+    got = {".npy": np.load, ".tif": tifffile.imread,
+           ".csv": lambda p: np.loadtxt(p, delimiter=",", dtype="u2")}[suffix](out)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_get_in_slabs(store, tmp_path, monkeypatch):
+    import zarrfs.cli_get as cli_get
+    monkeypatch.setattr(cli_get, "_SLAB_BYTES", 2400)  # one row of 30x40 uint16 per slab
+    root, data = store
+    out = tmp_path / "all.npy"
+    assert main(["get", str(root / "g" / "vol"), "[::-1, 5:, ...]", "-o", str(out),
+                 "--progress"]) == 0
+    np.testing.assert_array_equal(np.load(out), data[::-1, 5:, ...])
+
+
+def test_errors_are_one_line(store, tmp_path, capsys):
+    root, _ = store
+    assert main(["info", str(tmp_path / "missing.zarr")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("zarrfs: error: no Zarr group or array")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / ".zarray").write_text(json.dumps(
+        {"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<i4", "fill_value": 0,
+         "order": "C", "filters": None, "compressor": {"id": "secretzip"}}))
+    assert main(["info", str(tmp_path / "bad")]) == 1
+    assert "secretzip" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main(["get", str(root / "g" / "vol"), "[1, ", "-o", str(tmp_path / "x.npy")])
+    assert exit_.value.code == 2
+    assert main(["get", str(root / "g" / "vol"), "[99]", "-o", str(tmp_path / "x.npy")]) == 1
+    assert "out of bounds" in capsys.readouterr().err
+    assert main(["get", str(root / "g" / "vol"), "[...]", "-o", str(tmp_path / "x.csv")]) == 1
+    assert "CSV" in capsys.readouterr().err
+
+
+def test_selection_parser_never_evaluates():
+    assert parse_selection("[0, :, 100:200]") == (0, slice(None), slice(100, 200))
+    assert parse_selection("[..., ::-2]") == (Ellipsis, slice(None, None, -2))
+    assert parse_selection("[()]") == () or parse_selection("[()]") == ((),)
+    for bad in ["[__import__('os').system('x')]", "[1.5]", "[a]"]:
+        with pytest.raises(UsageError):
+            parse_selection(bad)
+
+
+def test_storage_options_flags():
+    import argparse
+
+    from zarrfs.cli import storage_options_from_args
+    args = argparse.Namespace(anon=True, endpoint_url="http://127.0.0.1:9000",
+                              storage_option=["client_kwargs.region_name=eu-west-1",
+                                              "default_block_size=1024", "profile=dev"])
+    assert storage_options_from_args(args) == {
+        "anon": True, "default_block_size": 1024, "profile": "dev",
+        "endpoint_url": "http://127.0.0.1:9000", "client_kwargs": {"region_name": "eu-west-1"}}
+
+
+def test_subprocess_on_demo_store():
+    proc = subprocess.run([sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "phantom  64 x 256 x 256 uint16" in proc.stdout
+    assert "cells/" in proc.stdout and "records  100" in proc.stdout
+
+
+def test_s3_info_via_cli(s3_store, store, capsys):
+    root, data = store
+    url, options = s3_store(root)
+    args = ["info", url + "/g/vol", "--json", "-O", f"key={options['key']}",
+            "-O", f"secret={options['secret']}",
+            "-O", f"client_kwargs.region_name={options['client_kwargs']['region_name']}",
+            "--endpoint-url", options["endpoint_url"]]
+    assert main(args) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["shape"] == list(data.shape)

@@ -1,0 +1,241 @@
+"""The ``zarrfs`` command: ``info``, ``tree``, ``get``, and (when installed) ``mount``,
+``unmount`` and ``view``, whose modules are imported only when those commands exist.
+
+Errors are translated once, here: every ``ZarrfsError`` or ``OSError`` becomes one line on stderr
+and exit status 1 (``--debug`` shows the traceback); usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import logging
+import sys
+from pathlib import Path
+
+
+from zarrfs import __version__
+
+log = logging.getLogger(__name__)
+
+
+# ----------------------------------------------------------------- storage options
+def _option_value(text: str):
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def storage_options_from_args(args: argparse.Namespace) -> dict:
+    """fsspec storage options from ``--anon``, ``--endpoint-url`` and ``-O key=value``."""
+    options: dict = {}
+    if getattr(args, "anon", False):
+        options["anon"] = True
+    if getattr(args, "endpoint_url", None):
+        options["endpoint_url"] = args.endpoint_url  # s3fs and gcsfs take it at the top level
+    for item in getattr(args, "storage_option", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"-O expects key=value, got {item!r}")
+        *parents, leaf = key.split(".")
+        target = options
+        for p in parents:
+            target = target.setdefault(p, {})
+        target[leaf] = _option_value(value)
+    return options
+
+
+class UsageError(Exception):
+    """A command line that does not make sense (exit status 2)."""
+
+
+# ----------------------------------------------------------------- selections
+def _index_item(node: ast.AST):
+    if isinstance(node, ast.Constant) and node.value is Ellipsis:
+        return Ellipsis
+    if isinstance(node, ast.Slice):
+        return slice(*(None if part is None else _int(part)
+                       for part in (node.lower, node.upper, node.step)))
+    return _int(node)
+
+
+def _int(node: ast.AST) -> int:
+    value = ast.literal_eval(node)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{ast.unparse(node)!r} is not an integer")
+    return value
+
+
+def parse_selection(text: str):
+    """``"[0, :, 100:200]"`` -> an index tuple (parsed with ``ast``, never evaluated)."""
+    s = text.strip()
+    if not s.startswith("["):
+        s = f"[{s}]"
+    try:
+        node = ast.parse("_" + s, mode="eval").body
+        if not isinstance(node, ast.Subscript):
+            raise ValueError("not a subscript")
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return tuple(_index_item(i) for i in items)
+    except (SyntaxError, ValueError) as exc:
+        raise UsageError(f"invalid selection {text!r}: use NumPy indexing like "
+                         f"'[0, :, 100:200]' ({exc})") from exc
+
+
+# ----------------------------------------------------------------- commands
+def _open(args):
+    import zarrfs.engine as engine
+
+    return engine.open(args.url, **storage_options_from_args(args))
+
+
+def cmd_info(args) -> int:
+    from zarrfs.engine import format_summary, summary
+
+    s = summary(_open(args), stored_size=args.stored_size)
+    if args.json:
+        print(json.dumps(s, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(format_summary(s))
+    return 0
+
+
+def cmd_tree(args) -> int:
+    root = _open(args)
+    label = root.url
+    print(label + (f"  {_shape(root)}" if root.kind == "array" else ""))
+    if root.kind == "group":
+        _print_tree(root, "", args.depth)
+    return 0
+
+
+def _shape(arr) -> str:
+    return f"{' x '.join(map(str, arr.shape)) or '()'} {arr.dtype}"
+
+
+def _print_tree(group, prefix: str, depth: int | None) -> None:
+    if depth is not None and depth <= 0:
+        return
+    members = group.members()
+    for i, (name, child) in enumerate(members):
+        last = i == len(members) - 1
+        branch = "└── " if last else "├── "
+        if child.kind == "array":
+            print(f"{prefix}{branch}{name}  {_shape(child)}")
+        else:
+            print(f"{prefix}{branch}{name}/")
+            _print_tree(child, prefix + ("    " if last else "│   "),
+                        None if depth is None else depth - 1)
+
+
+def cmd_get(args) -> int:
+    from zarrfs.cli_get import read_selection, write_output
+
+    arr = _open(args)
+    if arr.kind != "array":
+        raise UsageError(f"{args.url} is a group; `get` reads arrays")
+    selection = parse_selection(args.selection)
+    out = Path(args.output)
+    suffix = out.suffix.lower()
+    if suffix not in (".npy", ".tif", ".tiff", ".csv"):
+        raise UsageError(f"unsupported output {out.name!r}: use .npy, .tif or .csv")
+    progress = args.progress or sys.stderr.isatty()
+    data = read_selection(arr, selection, progress=progress)
+    write_output(data, out, suffix)
+    print(f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
+          file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------- parser
+def _common_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("storage options")
+    group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")
+    group.add_argument("--endpoint-url", metavar="URL", help="S3-compatible endpoint")
+    group.add_argument("-O", dest="storage_option", action="append", default=[],
+                       metavar="KEY=VALUE", help="fsspec storage option (repeatable; JSON "
+                       "values; dotted keys nest)")
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zarrfs", description="Look into Zarr v2/v3 data: summaries, trees, selections, "
+        "a FUSE mount and a desktop viewer.")
+    parser.add_argument("--version", action="version", version=f"zarrfs {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    common = _common_parser()
+
+    p = sub.add_parser("info", parents=[common], help="a node's metadata as a summary")
+    p.add_argument("url")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--stored-size", action="store_true",
+                   help="also list the store for the stored size and compression ratio")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("tree", parents=[common], help="the hierarchy")
+    p.add_argument("url")
+    p.add_argument("--depth", type=int, default=None, help="levels to show")
+    p.set_defaults(func=cmd_tree)
+
+    p = sub.add_parser("get", parents=[common], help="a selection to .npy, .tif or .csv")
+    p.add_argument("url")
+    p.add_argument("selection", help="NumPy indexing, e.g. '[0, :, 100:200]'")
+    p.add_argument("-o", "--output", required=True, help="FILE.npy, FILE.tif or FILE.csv")
+    p.add_argument("--progress", action="store_true", help="show a progress bar even when "
+                   "stderr is not a terminal")
+    p.set_defaults(func=cmd_get)
+
+    _optional_subcommands(sub, common)
+    return parser
+
+
+def _optional_subcommands(sub, common) -> None:
+    """``mount``/``unmount`` and ``view`` come from their packages, when those import."""
+    try:
+        from zarrfs.fuse.cli import add_parsers
+    except ImportError as exc:
+        log.debug("no mount subcommands: %s", exc)
+    else:
+        add_parsers(sub, common)
+    try:
+        from viewer.cli import add_parser
+    except ImportError as exc:
+        log.debug("no view subcommand: %s", exc)
+    else:
+        add_parser(sub, common)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="zarrfs: %(levelname)s: %(message)s")
+    if args.verbose == 0:
+        logging.getLogger("zarrfs.engine").setLevel(logging.ERROR)
+    from zarrfs.engine import ZarrfsError
+
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        parser.exit(2, f"zarrfs: error: {exc}\n")
+    except (ZarrfsError, OSError, ValueError) as exc:
+        if args.debug:
+            raise
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        print(f"zarrfs: error: {' '.join(message.split())}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("zarrfs: interrupted", file=sys.stderr)
+        return 130
+    return 0  # pragma: no cover
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""``zarrfs get``: read a selection (in slabs, with a progress bar) and write it as .npy, .tif or
+.csv. TIFF through tifffile, progress through tqdm: well-kept libraries, not hand-written."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+_SLAB_BYTES = 32 * 2**20  # read big selections in slabs of about this size along the first axis
+
+
+class OutputError(ValueError):
+    """The data does not fit the requested file format."""
+
+
+def _expand(selection: tuple, ndim: int) -> list:
+    items = list(selection)
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (ndim - len(items) + 1)
+    return items + [slice(None)] * (ndim - len(items))
+
+
+def read_selection(arr, selection: tuple, *, progress: bool = False) -> np.ndarray:
+    """``arr[selection]`` as an array, read in slabs along the first axis when it is large."""
+    items = _expand(selection, arr.ndim)
+    if arr.ndim == 0 or not isinstance(items[0], slice) or arr.nbytes is None:
+        return np.asarray(arr.read(tuple(items) if arr.ndim else ()))
+    rows = range(*items[0].indices(arr.shape[0]))
+    row_bytes = arr.nbytes // max(1, arr.shape[0])
+    per_slab = max(1, _SLAB_BYTES // max(1, row_bytes))
+    if len(rows) <= per_slab:
+        return arr.read(tuple(items))
+    first = arr.read((slice(rows[0], rows[0] + 1), *items[1:]))
+    out = np.empty((len(rows), *first.shape[1:]), dtype=first.dtype)
+    bar = _bar(len(rows), progress)
+    try:
+        for i in range(0, len(rows), per_slab):
+            part = rows[i:i + per_slab]
+            stop = part[-1] + (1 if part.step > 0 else -1)
+            sub = slice(part[0], stop if stop >= 0 else None, part.step)
+            arr.read((sub, *items[1:]), out=out[i:i + len(part)])
+            bar.update(len(part))
+    finally:
+        bar.close()
+    return out
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _bar(total: int, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="rows", desc="reading", leave=False)
+
+
+def write_output(data: np.ndarray, path: Path, suffix: str) -> None:
+    if suffix == ".npy":
+        np.save(path, data, allow_pickle=False) if data.dtype.kind != "O" else \
+            np.save(path, data.astype(str if all(isinstance(v, str) for v in data.flat)
+                                      else bytes), allow_pickle=False)
+    elif suffix in (".tif", ".tiff"):
+        _write_tiff(data, path)
+    else:
+        _write_csv(data, path)
+
+
+def _write_tiff(data: np.ndarray, path: Path) -> None:
+    import tifffile
+
+    if data.ndim < 2:
+        raise OutputError(f"TIFF needs a 2-D selection (or a stack of planes), got shape "
+                          f"{data.shape}")
+    if data.dtype.kind not in "biuf":
+        raise OutputError(f"TIFF cannot hold {data.dtype} data; use .npy")
+    if data.dtype.kind == "b":
+        data = data.astype(np.uint8)
+    data = data.astype(data.dtype.newbyteorder("="), copy=False)
+    tifffile.imwrite(path, data, photometric="minisblack",
+                     bigtiff=data.nbytes > 2**32 - 2**25)
+
+
+def _write_csv(data: np.ndarray, path: Path) -> None:
+    if data.ndim > 2:
+        raise OutputError(f"CSV holds 1-D or 2-D selections, got shape {data.shape}")
+    if data.dtype.fields is not None:
+        raise OutputError("CSV cannot hold structured data; use .npy")
+    rows = np.atleast_2d(data) if data.ndim else data.reshape(1, 1)
+    if data.ndim == 1:
+        rows = data.reshape(-1, 1)
+    fmt = "%s" if data.dtype.kind in "OUSMmb" else ("%.17g" if data.dtype.kind in "fc" else "%d")
+    np.savetxt(path, rows, delimiter=",", fmt=fmt)
+    if math.prod(data.shape) == 0:
+        path.write_text("")

@@ -1,0 +1,112 @@
+"""OME-Zarr multiscale images (NGFF 0.4 and 0.5), as frozen dataclasses.
+
+NGFF 0.4 keeps ``multiscales`` in the group's attributes; 0.5 (on Zarr v3) keeps it under
+``attributes["ome"]`` with the version beside it. Each multiscale names its axes (name, type,
+unit) and its datasets (pyramid levels: a path and scale/translation transforms), finest first.
+Malformed OME metadata is a :class:`MetadataError`, never a crash.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import MetadataError
+
+
+@dataclass(frozen=True)
+class Axis:
+    name: str
+    type: str | None = None
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Dataset:
+    path: str
+    scale: tuple[float, ...] | None = None
+    translation: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Multiscale:
+    name: str | None
+    version: str | None
+    axes: tuple[Axis, ...]
+    datasets: tuple[Dataset, ...]
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes)
+
+
+def _raw(attrs: dict) -> tuple[list, str | None]:
+    ome = attrs.get("ome")
+    if isinstance(ome, dict) and "multiscales" in ome:
+        return ome["multiscales"], ome.get("version")
+    return attrs.get("multiscales", []), None
+
+
+def _transforms(entry: dict, where: str) -> tuple:
+    scale = translation = None
+    for t in entry.get("coordinateTransformations") or []:
+        if not isinstance(t, dict):
+            raise MetadataError(f"{where}: coordinateTransformations entries must be objects",
+                                path=where, field="coordinateTransformations")
+        if t.get("type") == "scale" and isinstance(t.get("scale"), list):
+            scale = tuple(float(v) for v in t["scale"])
+        elif t.get("type") == "translation" and isinstance(t.get("translation"), list):
+            translation = tuple(float(v) for v in t["translation"])
+    return scale, translation
+
+
+def _axis(a, where: str) -> Axis:
+    if isinstance(a, str):  # NGFF 0.3 wrote plain names
+        return Axis(a)
+    if not isinstance(a, dict) or not isinstance(a.get("name"), str):
+        raise MetadataError(f"{where}: invalid axis {a!r}", path=where, field="axes")
+    return Axis(a["name"], a.get("type"), a.get("unit"))
+
+
+def parse_multiscales(attrs: dict, *, path: str = "") -> list[Multiscale]:
+    """The multiscales described by a group's attributes (empty when it is not OME-Zarr)."""
+    raw, version = _raw(attrs)
+    if not raw:
+        return []
+    where = f"{path or '/'} (OME-Zarr multiscales)"
+    if not isinstance(raw, list):
+        raise MetadataError(f"{where}: multiscales must be a list", path=path,
+                            field="multiscales")
+    out = []
+    for ms in raw:
+        if not isinstance(ms, dict) or not isinstance(ms.get("datasets"), list):
+            raise MetadataError(f"{where}: each multiscale needs a 'datasets' list", path=path,
+                                field="multiscales")
+        datasets = []
+        for d in ms["datasets"]:
+            if not isinstance(d, dict) or not isinstance(d.get("path"), str):
+                raise MetadataError(f"{where}: dataset without a path: {d!r}", path=path,
+                                    field="datasets")
+            datasets.append(Dataset(d["path"], *_transforms(d, where)))
+        axes = tuple(_axis(a, where) for a in ms.get("axes") or [])
+        out.append(Multiscale(ms.get("name"), ms.get("version") or version, axes,
+                              tuple(datasets)))
+    return out
+
+
+def multiscales(group) -> list[Multiscale]:
+    """OME-Zarr multiscales of a group (an engine ``Group``); empty for anything else."""
+    if getattr(group, "kind", None) != "group":
+        return []
+    return parse_multiscales(group.attrs, path=group.path)
+
+
+def axis_names_of_level(parent, name: str) -> tuple[str, ...] | None:
+    """Axis names for the array ``name`` if it is a pyramid level of the OME group ``parent``."""
+    try:
+        found = multiscales(parent)
+    except MetadataError:
+        return None
+    for ms in found:
+        if ms.axes and any(d.path == name for d in ms.datasets):
+            return ms.axis_names
+    return None

@@ -1,0 +1,161 @@
+"""A node's metadata as a summary: a JSON-friendly dict (``zarrfs info --json``) and an aligned
+text block (``zarrfs info``, the mount's ``info.txt``).
+
+The summary needs metadata only, so it is cheap and deterministic; the stored size (which lists
+the store) is added only when asked for.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+import numpy as np
+
+from .ome import multiscales
+
+
+def human_size(n: int | None) -> str:
+    if n is None:
+        return "unknown"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def json_scalar(value):
+    """A NumPy scalar (or str/bytes) as JSON, with the Zarr spellings for special floats."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, (str, bool, int)) or value is None:
+        return value
+    v = np.asarray(value)
+    if v.dtype.fields is not None or v.dtype.kind == "V":
+        return base64.b64encode(v.tobytes()).decode()
+    if v.dtype.kind == "c":
+        return [json_scalar(v.real), json_scalar(v.imag)]
+    if v.dtype.kind == "f":
+        f = float(v)
+        if math.isnan(f):
+            return "NaN"
+        if math.isinf(f):
+            return "Infinity" if f > 0 else "-Infinity"
+        return f
+    if v.dtype.kind in "Mm":
+        return str(v)
+    if v.dtype.kind == "S":
+        return base64.b64encode(v.tobytes()).decode()
+    return v.item()
+
+
+def _codec_text(codec: dict) -> str:
+    config = codec.get("configuration") or {}
+    if codec["name"] == "sharding_indexed":
+        inner = ", ".join(_codec_text(c) for c in config.get("codecs", []))
+        index = ", ".join(_codec_text(c) for c in config.get("index_codecs", []))
+        return (f"sharding_indexed(inner chunks {list(config.get('chunk_shape', []))}: [{inner}], "
+                f"index at {config.get('index_location', 'end')}: [{index}])")
+    args = ", ".join(f"{k}={v}" for k, v in config.items() if not isinstance(v, (dict, list)))
+    return f"{codec['name']}({args})" if args else codec["name"]
+
+
+def _array(node, stored_size: bool) -> dict:
+    out = {
+        "shape": list(node.shape), "dtype": str(node.dtype), "data_type": node.data_type,
+        "chunks": list(node.chunks), "shards": list(node.shards) if node.shards else None,
+        "codecs": node.codecs, "fill_value": json_scalar(node.fill_value),
+        "dimension_names": list(node.dimension_names) if node.dimension_names else None,
+        "order": node.order, "nbytes": node.nbytes,
+        "chunk_grid": list(node.chunk_grid_shape), "nchunks": math.prod(node.chunk_grid_shape),
+    }
+    if stored_size:
+        stored = node.stored_size()
+        out["stored_bytes"] = stored
+        out["compression_ratio"] = round(node.nbytes / stored, 2) if stored and node.nbytes \
+            else None
+    return out
+
+
+def _group(node) -> dict:
+    members = []
+    for name, child in node.members():
+        item = {"name": name, "kind": child.kind}
+        if child.kind == "array":
+            item.update(shape=list(child.shape), dtype=str(child.dtype))
+        members.append(item)
+    out: dict = {"members": members}
+    ms = multiscales(node)
+    if ms:
+        out["multiscales"] = [{
+            "name": m.name, "version": m.version,
+            "axes": [{"name": a.name, "type": a.type, "unit": a.unit} for a in m.axes],
+            "datasets": [{"path": d.path, "scale": list(d.scale) if d.scale else None}
+                         for d in m.datasets]} for m in ms]
+    return out
+
+
+def summary(node, *, stored_size: bool = False) -> dict:
+    """Everything ``zarrfs info`` shows about a node, JSON-serializable."""
+    out = {"url": node.url, "path": "/" + node.path, "kind": node.kind,
+           "zarr_format": node.zarr_format}
+    if node.kind == "array":
+        out.update(_array(node, stored_size))
+    else:
+        out["implicit"] = node.implicit
+        out.update(_group(node))
+    out["attributes"] = node.attrs
+    return out
+
+
+def _dims(values) -> str:
+    return " x ".join(str(v) for v in values) if values else "() (0-d)"
+
+
+def format_summary(s: dict) -> str:
+    """The summary as aligned text, one fact per line."""
+    rows: list[tuple[str, str]] = [("url", s["url"]), ("path", s["path"]),
+                                   ("kind", f"{s['kind']} (Zarr v{s['zarr_format']})")]
+    if s["kind"] == "array":
+        rows += [("shape", _dims(s["shape"])),
+                 ("dtype", s["dtype"] if s["dtype"] == s["data_type"]
+                  else f"{s['dtype']} (Zarr data type {s['data_type']})"),
+                 ("chunks", _dims(s["chunks"]) + f"   ({s['nchunks']} in a "
+                  f"{_dims(s['chunk_grid'])} grid)")]
+        if s.get("shards"):
+            rows.append(("shards", _dims(s["shards"])))
+        rows += [("codecs", " -> ".join(_codec_text(c) for c in s["codecs"]) or "none"),
+                 ("fill value", json.dumps(s["fill_value"])),
+                 ("dimensions", ", ".join(str(n) for n in s["dimension_names"])
+                  if s.get("dimension_names") else "unnamed"),
+                 ("order", s["order"]),
+                 ("decoded size", human_size(s["nbytes"]) if s["nbytes"] is not None
+                  else "variable-length elements")]
+        if "stored_bytes" in s:
+            ratio = f" ({s['compression_ratio']}x compression)" if s.get("compression_ratio") \
+                else ""
+            rows.append(("stored size", human_size(s["stored_bytes"]) + ratio))
+    else:
+        if s.get("implicit"):
+            rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
+        members = [f"{m['name']}/" if m["kind"] == "group" else
+                   f"{m['name']}  {_dims(m['shape'])} {m['dtype']}" for m in s["members"]]
+        rows.append(("members", "\n".join(members) if members else "none"))
+        for m in s.get("multiscales", []):
+            axes = ", ".join(a["name"] + (f" ({a['unit']})" if a.get("unit") else "")
+                             for a in m["axes"])
+            levels = ", ".join(d["path"] for d in m["datasets"])
+            rows.append(("OME-Zarr", f"multiscale {m['name'] or ''} v{m['version'] or '?'}: "
+                                     f"axes {axes}; levels {levels}".replace("  ", " ")))
+    attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
+    rows.append(("attributes", attrs if s["attributes"] else "none"))
+    width = max(len(k) for k, _ in rows)
+    lines = []
+    for key, value in rows:
+        first, *rest = value.split("\n")
+        lines.append(f"{key:<{width}}  {first}")
+        lines.extend(f"{'':<{width}}  {line}" for line in rest)
+    return "\n".join(lines) + "\n"
