@@ -222,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     from zarrfs.engine import ZarrfsError
 
     try:
-        return int(args.func(args) or 0)
+        handler = getattr(args, "func", None) or args.handler  # subcommands from other packages
+        return int(handler(args) or 0)
     except UsageError as exc:
         parser.exit(2, f"zarrfs: error: {exc}\n")
     except (ZarrfsError, OSError, ValueError) as exc:
