@@ -17,8 +17,8 @@ from PIL import Image
 
 import zarrfs.engine as engine
 from zarrfs.fuse import formats, layout
+from zarrfs.fuse.boxes import flat_boxes
 from zarrfs.fuse.errnos import ReadOnlyError, errno_for
-from zarrfs.fuse.files import flat_boxes
 from zarrfs.fuse.npy import npy_header
 from zarrfs.fuse.options import MountOptions, parse_mount_options, parse_size
 from zarrfs.fuse.tiff import supports_tiff, tiff_layout
