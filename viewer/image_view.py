@@ -35,6 +35,32 @@ KEY_STEPS = {Qt.Key.Key_Up: 1, Qt.Key.Key_Right: 1, Qt.Key.Key_Down: -1, Qt.Key.
              Qt.Key.Key_PageUp: 10, Qt.Key.Key_PageDown: -10}
 
 
+def safe_histogram(image_item, bins: int = 256):
+    """``ImageItem.getHistogram`` for any data: pyqtgraph's raises on inf and on int64 extremes
+    (an exception in the event loop and a stale histogram); this one samples finite values."""
+
+    def histogram(*_args, **_kwargs):
+        image = image_item.image
+        if image is None or image.size == 0:
+            return None, None
+        step = max(1, int(np.sqrt(image.size / 250_000)))
+        with np.errstate(all="ignore"):
+            sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
+        sample = sample[np.isfinite(sample)]
+        if sample.size == 0:
+            return None, None
+        lo, hi = float(sample.min()), float(sample.max())
+        if not hi > lo:
+            hi = lo + 1.0
+        try:
+            counts, edges = np.histogram(sample, bins=bins, range=(lo, hi))
+        except ValueError:  # a range too narrow (or too wide) for 256 finite bins
+            return None, None
+        return edges[:-1], counts
+
+    return histogram
+
+
 def colormap(name: str):
     if name == "grey":
         return pg.ColorMap([0.0, 1.0], [(0, 0, 0), (255, 255, 255)])
@@ -62,6 +88,7 @@ class ImageView(QWidget):
         self.grid_item.setVisible(False)
         self.view_box.addItem(self.image_item)
         self.view_box.addItem(self.grid_item)
+        self.image_item.getHistogram = safe_histogram(self.image_item)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
         self.controller = PlaneController(self.image_item, self.grid_item, self)
         self.controller.painted.connect(self.painted)

@@ -345,7 +345,11 @@ class MainWindow(QMainWindow):
         node = found.node
         dtype = np.dtype(node.dtype)
         indices, self._pending_indices = self._pending_indices, None
-        if node.ndim == 0:
+        if node.ndim and 0 in tuple(node.shape):
+            self.image.clear()
+            self.placeholder.setText(f"/{node.path} is empty: shape {tuple(node.shape)}.")
+            self.stack.setCurrentWidget(self.placeholder)
+        elif node.ndim == 0:
             self.image.clear()
             self.stack.setCurrentWidget(self.scalar)
             self.scalar.show_array(node)

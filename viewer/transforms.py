@@ -77,6 +77,8 @@ def to_display(values: np.ndarray, *, field_name: str | None = None,
     func = _BY_KIND.get(values.dtype.kind)
     if func is None:
         raise TypeError(f"cannot draw values of type {values.dtype}")
+    if not values.dtype.isnative:
+        values = values.astype(values.dtype.newbyteorder("="))
     return func(np.ascontiguousarray(values), complex_mode)
 
 
@@ -115,10 +117,12 @@ def robust_levels(sample: np.ndarray) -> tuple[float, float] | None:
         sample = sample[np.isfinite(sample)]
         if sample.size == 0:
             return None
+    if sample.dtype.kind in "iu":
+        sample = sample.astype(np.float64)
     lo, hi = np.percentile(sample, [0.5, 99.5])
-    lo, hi = float(lo), float(hi)
+    lo, hi = max(float(lo), -1e300), min(float(hi), 1e300)  # keep hi - lo finite
     if hi <= lo:
-        lo, hi = float(sample.min()), float(sample.max())
+        lo, hi = max(float(sample.min()), -1e300), min(float(sample.max()), 1e300)
         if hi <= lo:
-            hi = lo + 1.0
+            hi = lo + max(1.0, abs(lo) * 1e-6)
     return lo, hi
