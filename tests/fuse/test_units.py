@@ -20,7 +20,12 @@ from zarrfs.fuse import formats, layout
 from zarrfs.fuse.boxes import flat_boxes
 from zarrfs.fuse.errnos import ReadOnlyError, errno_for
 from zarrfs.fuse.npy import npy_header
-from zarrfs.fuse.options import MountOptions, parse_mount_options, parse_size
+from zarrfs.fuse.options import (
+    MountOptions,
+    fuse_mount_kwargs,
+    parse_mount_options,
+    parse_size,
+)
 from zarrfs.fuse.tiff import supports_tiff, tiff_layout
 from zarrfs.fuse.tree import VirtualTree, is_directory
 
@@ -148,6 +153,20 @@ def test_options_parse_and_drop_system_options():
     with pytest.raises(ValueError):
         parse_mount_options(["ttl=-1"])
     assert parse_size("2G") == 2 << 30 and parse_size("1048576") == 1 << 20
+
+
+def test_threads_single_for_local_stores_pool_for_network_stores():
+    auto = MountOptions()
+    assert fuse_mount_kwargs(auto, "/data/x.zarr")["nothreads"] is True
+    assert fuse_mount_kwargs(auto, "file:///data/x.zarr")["nothreads"] is True
+    for url in ("https://host/x.zarr", "s3://bucket/x.zarr", "zip::/data/x.zip"):
+        assert "nothreads" not in fuse_mount_kwargs(auto, url)
+    multi = parse_mount_options(["threads=multi"])
+    assert "nothreads" not in fuse_mount_kwargs(multi, "/data/x.zarr")
+    single = parse_mount_options(["threads=SINGLE"])
+    assert fuse_mount_kwargs(single, "https://host/x.zarr")["nothreads"] is True
+    with pytest.raises(ValueError, match="threads must be"):
+        parse_mount_options(["threads=4"])
 
 
 def test_names():

@@ -27,8 +27,9 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="OPT[,OPT...]",
-        help="mount options: ttl=SECONDS, png, csv, prefetch=SIZE, cache_size=SIZE, "
-        "allow_other, uid=N, gid=N, consolidated=yes|no|auto, log_level=LEVEL, anon, "
+        help="mount options: ttl=SECONDS, png, csv, prefetch=SIZE, threads=auto|single|multi, "
+        "cache_size=SIZE, allow_other, uid=N, gid=N, consolidated=yes|no|auto, log_level=LEVEL, "
+        "anon, "
         "endpoint_url=URL, so.KEY=VALUE; mount(8)'s own options (ro, noauto, _netdev ...) "
         "are ignored",
     )
