@@ -163,6 +163,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.messages_dock)
         self.messages_dock.hide()
         view_menu.addAction(self.messages_dock.toggleViewAction())
+        view_menu.addAction("Cache size…", self.ask_cache_size)
+        self.apply_cache_setting()
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -170,6 +172,24 @@ class MainWindow(QMainWindow):
             action = self.recent_menu.addAction(url)
             action.triggered.connect(lambda _=False, u=url, o=options: self.open_store(u, o))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
+
+    # -- settings ----------------------------------------------------------------------------------
+
+    def apply_cache_setting(self) -> None:
+        """Use the cache budget saved in the settings (MiB), if the user chose one."""
+        value = self.settings.value("cache_mb")
+        if value not in (None, ""):
+            engine.set_cache_size(int(value) * 2**20)
+
+    def ask_cache_size(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        current = engine.cache_info().get("capacity", 512 * 2**20) // 2**20
+        value, ok = QInputDialog.getInt(self, "Cache size", "Decoded-chunk cache (MiB):",
+                                        int(current), 16, 1 << 20, 64)
+        if ok:
+            self.settings.setValue("cache_mb", value)
+            self.apply_cache_setting()
 
     # -- opening ---------------------------------------------------------------------------------
 

@@ -47,21 +47,28 @@ def test_screenshot_of_a_node_and_exit_code_on_error(tmp_path):
     assert bad.returncode == 4 and "Not found" in bad.stderr
 
 
-def test_add_parser_builds_the_view_subcommand():
-    import argparse
+def test_view_subcommand_in_zarrfs_cli():
+    from viewer.cli import storage_options_from
+    from zarrfs.cli import build_parser
 
-    from viewer.cli import add_parser, storage_options_from
-
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--anon", action="store_true")
-    common.add_argument("--endpoint-url")
-    common.add_argument("-O", dest="option", action="append", default=[])
-    parser = argparse.ArgumentParser()
-    add_parser(parser.add_subparsers(dest="cmd"), common)
+    parser = build_parser()
     args = parser.parse_args(["view", "s3://b/x.zarr", "--anon", "--endpoint-url", "http://h:9",
-                              "-O", "use_ssl=false", "--index", "12,0", "--node", "/g/a"])
+                              "-O", "use_ssl=false", "--index", "12,0", "--node", "/g/a",
+                              "--cache-size", "2G"])
     assert args.index == [12, 0] and args.node == "/g/a" and callable(args.func)
+    assert args.cache_size == 2 * 2**30
     options = storage_options_from(args, args.url)
     assert options["anon"] is True and options["use_ssl"] is False
     assert options.get("client_kwargs", {}).get("endpoint_url", options.get("endpoint_url")) \
         == "http://h:9"
+
+
+def test_view_subcommand_standalone():
+    import argparse
+
+    from viewer.cli import add_parser
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers(dest="cmd"))
+    args = parser.parse_args(["view", "--screenshot", "x.png", "--size", "800x600"])
+    assert args.url is None and args.size == (800, 600) and args.screenshot == "x.png"

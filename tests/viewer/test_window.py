@@ -168,3 +168,37 @@ def test_ome_zarr_pyramid_level_choice(window, idle, corpus_dir):
     idle(window)
     assert window.image.controller.request.level == len(levels) - 1
     assert group.kind == "group"
+
+
+def test_keyboard_filter_status_and_copy(window, idle, qtbot, sample_store):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    path, data = sample_store
+    open_and_show(window, idle, path, "images/volume")
+    view = window.image
+    qtbot.keyClick(view.graphics, Qt.Key.Key_Up)
+    qtbot.keyClick(view.graphics, Qt.Key.Key_PageUp)  # +10, clamped to the last plane
+    idle(window)
+    assert view.state.indices[0] == 5 and view.axes.spins[0].value() == 5
+    np.testing.assert_array_equal(view.image_item.image, data["volume"][5])
+    qtbot.keyClick(view.graphics, Qt.Key.Key_Down)
+    idle(window)
+    assert view.state.indices[0] == 4
+    window.status.refresh()
+    assert window.status.cache.text().startswith("cache ")
+    assert window.status.fetched.text().startswith("fetched ")
+    assert window.status.progress.value() == window.status.progress.maximum()
+    window.info.copy_path.click()
+    assert QApplication.clipboard().text() == "/images/volume"
+    window.filter.setText("vol")
+    idle(window)
+    proxy = window.proxy
+    top = proxy.index(0, 0)
+    assert proxy.rowCount(top) == 1 and proxy.index(0, 0, top).data() == "images"
+    assert proxy.index(0, 0, proxy.index(0, 0, top)).data() == "volume"
+    window.settings.setValue("cache_mb", 64)
+    window.apply_cache_setting()
+    assert engine.cache_info()["capacity"] == 64 * 2**20
+    window.settings.remove("cache_mb")
+    engine.set_cache_size(512 * 2**20)
