@@ -128,3 +128,14 @@ def test_s3_info_via_cli(s3_store, store, capsys):
             "--endpoint-url", options["endpoint_url"]]
     assert main(args) == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["shape"] == list(data.shape)
+
+
+def test_tree_and_info_show_a_broken_child(store, capsys):
+    root, _ = store
+    (root / "broken").mkdir()
+    (root / "broken" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array"}')
+    assert main(["tree", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "broken  (error:" in out and "'shape' is missing" in out and "line  7 float64" in out
+    assert main(["info", str(root)]) == 0
+    assert "broken  (error:" in capsys.readouterr().out

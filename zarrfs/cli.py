@@ -118,10 +118,17 @@ def _shape(arr) -> str:
 def _print_tree(group, prefix: str, depth: int | None) -> None:
     if depth is not None and depth <= 0:
         return
-    members = group.members()
-    for i, (name, child) in enumerate(members):
-        last = i == len(members) - 1
+    from zarrfs.engine import ZarrfsError
+
+    names = group.keys()
+    for i, name in enumerate(names):
+        last = i == len(names) - 1
         branch = "└── " if last else "├── "
+        try:
+            child = group[name]
+        except ZarrfsError as exc:  # one broken node must not hide the rest of the tree
+            print(f"{prefix}{branch}{name}  (error: {' '.join(exc.message.split())})")
+            continue
         if child.kind == "array":
             print(f"{prefix}{branch}{name}  {_shape(child)}")
         else:

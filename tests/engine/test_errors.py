@@ -160,3 +160,14 @@ def test_engine_imports_no_front_end():
             "bad = [m for m in ('mfusepy', 'fuse', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_broken_child_does_not_hide_its_siblings(zarr_writer):
+    w = zarr_writer(np.arange(3), path="good")
+    zarr_writer(np.arange(3), path="bad", root=w.root)
+    (w.root / "bad" / "zarr.json").write_text("{not json")
+    g = zarrfs.open(str(w.root))
+    assert g.keys() == ["bad", "good"]
+    np.testing.assert_array_equal(g["good"][...], np.arange(3))
+    with pytest.raises(engine.MetadataError, match="malformed JSON"):
+        g["bad"]

@@ -165,3 +165,30 @@ def test_s3_reads_match(s3_store, volume, corpus_dir):
     assert g.keys() == ["a", "empty_group", "root_array"]
     entry, expected = _expected(corpus_dir, "zarr-python-3/v2_hierarchy.zarr/a/b/c/d/e/deep_array")
     np.testing.assert_array_equal(g["a/b/c/d/e/deep_array"][...], expected)
+
+
+def test_listing_children_is_two_round_trips(http_server, zarr_writer):
+    w = zarr_writer(np.arange(4), path="g/a0")
+    for i in range(1, 6):
+        zarr_writer(np.arange(4), path=f"g/a{i}", root=w.root)
+    server = http_server(w.root, latency=LATENCY)
+    g = zarrfs.open(server.url + "/g")
+    server.stats.reset()
+    assert g.keys() == [f"a{i}" for i in range(6)]
+    assert server.stats.round_trips() == 2  # the listing, then every child's documents at once
+    assert [m.shape for _, m in g.members()] == [(4,)] * 6
+
+
+def test_unreachable_store_fails_fast_after_first_error(http_server, volume):
+    root, _ = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.close()
+    with pytest.raises(engine.StoreError):
+        arr[0, :64, :64]
+    calls = []
+    original = arr.store._fetch_once
+    arr.store._fetch_once = lambda reqs: calls.append(reqs) or original(reqs)
+    with pytest.raises(engine.StoreError, match="unreachable"):
+        arr[1, :64, :64]
+    assert calls == []  # no new attempt while the store is marked down

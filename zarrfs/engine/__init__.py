@@ -9,7 +9,10 @@ Opening
     ``zip::/path/x.zip``. The URL names the node to open: ``open("s3://b/data.zarr/group/array")``
     opens that array directly (its ``path`` is then ""). ``consolidated=None`` (default: use
     consolidated metadata when present), ``True`` or ``False``. HTTP and S3 requests time out after
-    ``$ZARRFS_TIMEOUT`` seconds without data (default 30) and transient failures are retried.
+    ``$ZARRFS_TIMEOUT`` seconds without data (default 30) and transient failures are retried;
+    a store whose server refuses connections fails at once for a few seconds afterwards.
+    Listing a group fetches every child's metadata in one round trip; a child whose metadata
+    is broken is still listed, and raises when opened.
 
 Every node (``Group`` and ``Array``)
     ``path`` ("" for the root, "a/b" below it), ``name`` (last component, "" for the root),
@@ -35,9 +38,14 @@ Array
     ``array.read(selection, out=None)``: the same, always an ``ndarray``.
     ``array.read_flat(start, stop)``: elements ``start:stop`` of the C-order flattened array as
     a 1-D ``ndarray`` (decodes only the chunks under that range; the mount's byte reads).
-    ``array.submit(selection, priority=0, on_chunk=None) -> ReadFuture``: a background read.
-    Lower ``priority`` runs first. ``on_chunk(ChunkEvent)`` is called from a worker thread as
-    each chunk lands in ``future.out`` (status "loaded", "missing" or "failed").
+    ``array.submit(selection, priority=0, on_chunk=None, out=None) -> ReadFuture``: a
+    background read. Lower ``priority`` runs first (``PRIORITY_VISIBLE``, ``PRIORITY_PREFETCH``).
+    ``on_chunk(ChunkEvent)`` is called from a worker thread as each chunk lands in
+    ``future.out`` (status "loaded", "missing" or "failed"). ``ReadFuture``: ``result(timeout)``,
+    ``cancel()`` (what has not started is skipped; ``result`` raises ``ReadCancelled``),
+    ``cancelled()``, ``done()``, ``exception()``, ``add_done_callback(fn)``. A failed chunk does
+    not stop the others: the read finishes what it can, then raises the first failure.
+    Concurrent reads of one chunk fetch and decode it once.
     ``array.chunk_key(chunk_coords)``, ``array.chunk_region(chunk_coords)`` (slices in array
     coordinates), ``array.chunks_in(selection)`` (chunk coords a selection touches),
     ``array.stored_size()`` (bytes of stored chunk objects; lists the store).

@@ -36,6 +36,7 @@ class Hierarchy:
         self.store = store
         self.use_consolidated = consolidated
         self.nodes: dict[str, Metadata | None] = {}
+        self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
         self.consolidated: dict[str, Metadata] | None = None
         self._lock = threading.Lock()
 
@@ -62,6 +63,8 @@ class Hierarchy:
     def metadata(self, path: str) -> Metadata | None:
         """The metadata of the node at ``path``, or None when there is none."""
         with self._lock:
+            if path in self.errors:
+                raise self.errors[path]
             if path in self.nodes:
                 return self.nodes[path]
         if self.consolidated is not None:
@@ -75,6 +78,26 @@ class Hierarchy:
         with self._lock:
             self.nodes[path] = meta
         return meta
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Every document of several nodes in one round trip (a group listing its children);
+        a child whose metadata is broken is remembered, and raises when it is opened."""
+        todo = [p for p in paths if p not in self.nodes and p not in self.errors]
+        if not todo or self.consolidated is not None:
+            return
+        keys = [f"{p}/{d}" for p in todo for d in _DOCS]
+        got = self.store.fetch([ByteRequest(k) for k in keys])
+        for i, p in enumerate(todo):
+            docs = dict(zip(_DOCS, got[i * len(_DOCS):(i + 1) * len(_DOCS)], strict=True))
+            try:
+                meta = self._parse(docs, p)
+            except ZarrfsError as exc:
+                with self._lock:
+                    self.errors[p] = exc
+                continue
+            if meta is not None:
+                with self._lock:
+                    self.nodes[p] = meta
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
         where = f"{self.store.url}/{path}".rstrip("/")
@@ -109,9 +132,14 @@ class Hierarchy:
                      if k.startswith(prefix) and k != path}
             return sorted(n for n in names if n)
         dirs, _ = self.store.list_dir(path)
+        self.prefetch([_join(path, d) for d in dirs])
         names = []
         for d in dirs:
-            meta = self.metadata(_join(path, d))
+            try:
+                meta = self.metadata(_join(path, d))
+            except ZarrfsError:
+                names.append(d)  # a broken child is still a child; opening it raises
+                continue
             if meta is not None and (zarr_format == 3 or meta.zarr_format == 2):
                 names.append(d)
         return sorted(names)

@@ -34,6 +34,7 @@ Fetched = bytes | None
 
 _RETRIES = 3
 _RETRY_DELAY = 0.2
+_DOWN_SECONDS = 5.0  # after a store proved unreachable, fail at once for this long
 
 
 def _timeout() -> float:
@@ -90,6 +91,13 @@ async def _http_client(**kwargs):
                                  **kwargs)
 
 
+def _is_unreachable(exc: BaseException) -> bool:
+    """The server cannot be reached at all (as opposed to one bad request)."""
+    return isinstance(exc, ConnectionRefusedError) or type(exc).__name__ in (
+        "ClientConnectorError", "ServerDisconnectedError", "ClientConnectionError",
+        "ClientConnectorDNSError", "EndpointConnectionError")
+
+
 def _default_options(protocol: str) -> dict:
     if protocol in ("http", "https"):
         try:
@@ -114,7 +122,8 @@ class Store:
     fs: fsspec.AbstractFileSystem
     root: str
     url: str
-    _sep: str = field(default="/", repr=False)
+    _down_until: float = field(default=0.0, repr=False)
+    _down_reason: str = field(default="", repr=False)
 
     @classmethod
     def from_url(cls, url: str, **storage_options) -> Store:
@@ -142,6 +151,9 @@ class Store:
         """Every request at once; absent objects come back as None, failures raise StoreError."""
         if not requests:
             return []
+        if time.monotonic() < self._down_until:
+            raise StoreError(f"{self.url} is unreachable ({self._down_reason}); not retrying "
+                             f"for a few seconds", path=self.url, key=requests[0].key)
         results: list[Fetched | BaseException] = self._fetch_once(requests)
         for attempt in range(1, _RETRIES + 1):
             retry = [i for i, r in enumerate(results)
@@ -153,6 +165,11 @@ class Store:
             again = self._fetch_once([requests[i] for i in retry])
             for i, r in zip(retry, again, strict=True):
                 results[i] = r
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures and all(_is_unreachable(r) for r in failures):
+            # a refused or dropped connection: every read would wait through the same retries
+            self._down_until = time.monotonic() + _DOWN_SECONDS
+            self._down_reason = _describe(failures[0])
         out: list[Fetched] = []
         for req, r in zip(requests, results, strict=True):
             if isinstance(r, BaseException):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .errors import ZarrfsError
 from .ome import multiscales
 
 
@@ -82,7 +83,12 @@ def _array(node, stored_size: bool) -> dict:
 
 def _group(node) -> dict:
     members = []
-    for name, child in node.members():
+    for name in node.keys():
+        try:
+            child = node[name]
+        except ZarrfsError as exc:  # one broken child must not hide the others
+            members.append({"name": name, "kind": "error", "error": exc.message})
+            continue
         item = {"name": name, "kind": child.kind}
         if child.kind == "array":
             item.update(shape=list(child.shape), dtype=str(child.dtype))
@@ -142,6 +148,7 @@ def format_summary(s: dict) -> str:
         if s.get("implicit"):
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
         members = [f"{m['name']}/" if m["kind"] == "group" else
+                   f"{m['name']}  (error: {m['error']})" if m["kind"] == "error" else
                    f"{m['name']}  {_dims(m['shape'])} {m['dtype']}" for m in s["members"]]
         rows.append(("members", "\n".join(members) if members else "none"))
         for m in s.get("multiscales", []):
