@@ -158,17 +158,17 @@ class ReadFuture:
 
 
 class Slot:
-    """The pending result of one chunk that some read is fetching and decoding right now."""
+    """The pending result of one chunk that some read is fetching and decoding right now.
+    The event exists only once a second read waits (most chunks never have a waiter)."""
 
-    __slots__ = ("event", "value", "waiters")
+    __slots__ = ("event", "value")
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self.event: threading.Event | None = None
         self.value: object = None
-        self.waiters = 0
 
     def wait(self) -> object:
-        self.event.wait()
+        self.event.wait()  # type: ignore[union-attr] - set by claim() for every waiter
         return self.value
 
 
@@ -184,13 +184,15 @@ class InFlight:
         """Indices of the keys this caller now owns, and slots of those others are doing."""
         owned, waited = [], []
         with self._lock:
+            slots = self._slots
             for i, key in enumerate(keys):
-                slot = self._slots.get(key)
+                slot = slots.get(key)
                 if slot is None:
-                    self._slots[key] = Slot()
+                    slots[key] = Slot()
                     owned.append(i)
                 else:
-                    slot.waiters += 1
+                    if slot.event is None:
+                        slot.event = threading.Event()
                     waited.append((i, slot))
         return owned, waited
 
@@ -199,9 +201,9 @@ class InFlight:
         ``share`` makes a value safe to hand over (a copy of a reusable buffer)."""
         with self._lock:
             slot = self._slots.pop(key, None)
-        if slot is None:
+        if slot is None or slot.event is None:
             return
-        slot.value = share(value) if slot.waiters else value
+        slot.value = share(value)
         slot.event.set()
 
 
