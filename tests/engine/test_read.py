@@ -211,3 +211,30 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
         decoded = engine.stats()["chunks_decoded"]
         assert decoded == 4 if capacity else decoded <= 8, decoded
     engine.set_cache_size(512 * 2**20)
+
+
+def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch):
+    """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
+    (with the cache off); partial chunks go through one buffer and one copy."""
+    import zarrfs.engine.reader as reader
+    used = []
+    real = reader._scratch
+    monkeypatch.setattr(reader, "_scratch", lambda n: used.append(n) or real(n))
+    data = _volume((3, 64, 48))
+    for options in [dict(zarr_format=3, compressors=zc.BloscCodec(cname="lz4")),
+                    dict(zarr_format=2, compressors=numcodecs.Blosc()),
+                    dict(zarr_format=3, compressors=None)]:
+        w = zarr_writer(data, chunks=(1, 16, 48), **options)
+        arr = zarrfs.open(str(w.root))["array"]
+        engine.set_cache_size(0)
+        try:
+            used.clear()
+            np.testing.assert_array_equal(arr[1], data[1])
+            np.testing.assert_array_equal(arr.read_flat(48 * 16, data.size),
+                                          data.reshape(-1)[48 * 16:])
+            assert used == []  # every chunk decoded in place
+            np.testing.assert_array_equal(arr[1, 5:40], data[1, 5:40])
+            assert len(used) == 2  # rows 0-15 and 32-47 are partial: a buffer, then a copy;
+            # rows 16-31 lie whole inside the selection and are decoded in place
+        finally:
+            engine.set_cache_size(512 * 2**20)

@@ -105,8 +105,8 @@ def _dim_pieces(d: DimSelection, c: int) -> Iterator[tuple[int, slice | int, sli
         final = min(last, first + (hi - 1 - first) // d.step * d.step)
         n = (final - first) // d.step + 1
         pos = (first - d.start) // d.step
-        if d.drop:
-            yield k, first - lo, None, False
+        if d.drop:  # an integer index reads the chunk's whole extent when that extent is 1
+            yield k, first - lo, None, c == 1
             continue
         in_chunk = slice(first - lo, final - lo + 1, d.step)
         if d.reverse:

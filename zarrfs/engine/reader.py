@@ -11,6 +11,7 @@ raises the first failure (so a viewer can still show the rest of a plane).
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import math
 import threading
@@ -138,11 +139,46 @@ class ArrayReader:
             self._place(value, targets, on_chunk)
         return None
 
-    def _guarded_decode(self, data, coords, targets, on_chunk, caching):
+    def _guarded_decode(self, data, coords, targets, on_chunk, caching, dest=None):
         try:
-            return self._decode(data, coords, caching)
+            return self._decode(data, coords, caching, dest)
         except ZarrfsError as exc:
             return exc
+
+    def _direct_target(self, coords, targets) -> np.ndarray | None:
+        """The output memory (flat bytes) a chunk can be decoded into directly: one target
+        reading the whole chunk, inside the array, into a C-contiguous region of the same
+        dtype and byte order as the decoded chunk; else None."""
+        if len(targets) != 1 or self._decoded_dtype is None:
+            return None
+        req, out = targets[0]
+        if not req.whole_chunk or out.dtype != self._decoded_dtype:
+            return None
+        if any((c + 1) * n > s for c, n, s in zip(coords, self.chunk_shape, self.meta.shape,
+                                                   strict=True)):
+            return None  # an edge chunk overhangs the array: its region is smaller
+        region = out[req.out_selection]
+        if not region.flags.c_contiguous or region.nbytes != self._chunk_nbytes:
+            return None
+        return region.reshape(-1).view(np.uint8)
+
+    @functools.cached_property
+    def _decoded_dtype(self) -> np.dtype | None:
+        """The dtype a direct-decoding chain produces in C order, when it can."""
+        chain = self.sharding.codecs if self.sharding else self.meta.codecs
+        if not chain.direct or self.meta.order != "C" or self.spec.dtype.kind == "O":
+            return None
+        codec = chain.array_bytes
+        endian = codec.configuration.get("endian", "little") if codec.name == "bytes" else None
+        dtype = self.spec.dtype
+        if endian and (dtype.itemsize > 1 or dtype.fields):
+            dtype = dtype.newbyteorder("<" if endian == "little" else ">")
+        return dtype
+
+    def _placed(self, targets, on_chunk) -> None:
+        if on_chunk:
+            for req, _ in targets:
+                on_chunk(ChunkEvent(req.chunk_coords, "loaded", req.out_selection))
 
     @property
     def _chunk_nbytes(self) -> int:
@@ -197,7 +233,19 @@ class ArrayReader:
                 self._place_fill(coords, by_chunk[coords], on_chunk)
                 value = _MISSING
             else:
-                value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk, caching)
+                dest = None if caching else self._direct_target(coords, by_chunk[coords])
+                if dest is not None:  # decoded straight into the output, no copy
+                    value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk,
+                                                 caching, dest)
+                    if not isinstance(value, ZarrfsError):
+                        decoded += 1
+                        self._placed(by_chunk[coords], on_chunk)
+                        inflight.publish(key, value, np.copy)  # the output is the caller's
+                        done.add(coords)
+                        continue
+                else:
+                    value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk,
+                                                 caching)
                 if isinstance(value, ZarrfsError):
                     self._failed(coords, value, by_chunk[coords], on_chunk)
                     first = first or value
@@ -224,12 +272,12 @@ class ArrayReader:
             for req, _ in targets:
                 on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
 
-    def _decode(self, raw: bytes, coords, caching: bool) -> np.ndarray:
+    def _decode(self, raw: bytes, coords, caching: bool, dest=None) -> np.ndarray:
         chain = self.sharding.codecs if self.sharding else self.meta.codecs
         try:
             if chain.direct:
-                buf = np.empty(self._chunk_nbytes, np.uint8) if caching else \
-                    _scratch(self._chunk_nbytes)
+                buf = dest if dest is not None else np.empty(self._chunk_nbytes, np.uint8) \
+                    if caching else _scratch(self._chunk_nbytes)
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
