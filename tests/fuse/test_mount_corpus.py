@@ -36,11 +36,6 @@ def _arrays_by_store() -> dict[str, list[dict]]:
 
 
 STORES = _arrays_by_store()
-REMOTE_SAMPLE = [
-    s for s in STORES if s.endswith(("v3_sharding.zarr", "v2_dtypes.zarr")) or "ome-zarr" in s
-][:4]
-
-
 @pytest.fixture(scope="module")
 def checker(corpus_dir):
     spec = importlib.util.spec_from_file_location("check_reader", corpus_dir / "check_reader.py")
@@ -114,7 +109,7 @@ def test_corpus_local(store, mount, corpus_dir, checker):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("store", REMOTE_SAMPLE, ids=lambda s: s.removeprefix("corpus/"))
+@pytest.mark.parametrize("store", list(STORES), ids=lambda s: s.removeprefix("corpus/"))
 def test_corpus_http(store, mount, corpus_dir, checker, http_server):
     server = http_server(corpus_dir / store)
     mounted = mount(server.url_for(""))
@@ -125,7 +120,7 @@ def test_corpus_http(store, mount, corpus_dir, checker, http_server):
     assert server.stats.requests, "the mount read nothing from the server"
 
 
-@pytest.mark.parametrize("store", REMOTE_SAMPLE[:2], ids=lambda s: s.removeprefix("corpus/"))
+@pytest.mark.parametrize("store", list(STORES), ids=lambda s: s.removeprefix("corpus/"))
 def test_corpus_s3(store, mount, corpus_dir, checker, s3_store):
     url, storage_options = s3_store(corpus_dir / store)
     mounted = mount(url, storage_options=storage_options)
