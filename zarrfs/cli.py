@@ -14,7 +14,6 @@ import logging
 import sys
 from pathlib import Path
 
-
 from zarrfs import __version__
 
 log = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ def _assemble(data: np.ndarray, chunks, selection):
     out = np.full(out_shape(dims), -1, dtype=data.dtype)
     seen = np.zeros(out.shape, dtype=int)
     for req in plan(dims, chunks, data.shape):
-        region = tuple(slice(c * n, (c + 1) * n) for c, n in zip(req.chunk_coords, chunks))
+        region = tuple(slice(c * n, (c + 1) * n) for c, n in zip(req.chunk_coords, chunks, strict=True))
         chunk = np.full(chunks, -7, dtype=data.dtype)  # overhang beyond the array is garbage
         part = data[region]
         chunk[tuple(slice(0, s) for s in part.shape)] = part

@@ -195,7 +195,7 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
         engine.reset_stats()
         gate, entered = threading.Event(), threading.Event()
 
-        def hold(ev):  # the first read's decoded chunks stay in flight until the gate opens
+        def hold(ev, entered=entered, gate=gate):  # chunks stay in flight until the gate opens
             entered.set()
             gate.wait(10)
 

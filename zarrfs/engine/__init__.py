@@ -77,8 +77,8 @@ from .errors import (
     ZarrfsError,
 )
 from .hierarchy import Array, Group, Node, open
-from .reader import ChunkEvent
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, multiscales
+from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .summary import format_summary, human_size, summary
 

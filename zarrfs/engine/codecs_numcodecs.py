@@ -52,29 +52,28 @@ def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Cod
                                 codec=codec_id, path=path) from exc
 
 
-class NumcodecsBytes(Codec):
-    """A numcodecs codec over flat buffers: compressors, checksums, v2 filters."""
-
-    kind = "bytes_bytes"
+class _Wrapped(Codec):
+    """A codec object of numcodecs under the name it was given in the metadata."""
 
     def __init__(self, name: str, impl: numcodecs.abc.Codec, configuration: dict):
         super().__init__(configuration)
         self.name = name  # type: ignore[misc] - per instance: the codec id it wraps
         self.impl = impl
 
+
+class NumcodecsBytes(_Wrapped):
+    """A numcodecs codec over flat buffers: compressors, checksums, v2 filters."""
+
+    kind = "bytes_bytes"
+
     def decode(self, data, spec):
         return self.impl.decode(data)
 
 
-class NumcodecsArray(Codec):
+class NumcodecsArray(_Wrapped):
     """A numcodecs filter as a v3 array->array codec: flat decode, then the chunk's shape."""
 
     kind = "array_array"
-
-    def __init__(self, name: str, impl: numcodecs.abc.Codec, configuration: dict):
-        super().__init__(configuration)
-        self.name = name  # type: ignore[misc]
-        self.impl = impl
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
         astype = self.configuration.get("astype")
@@ -88,15 +87,10 @@ class NumcodecsArray(Codec):
         return out.reshape(spec.shape)
 
 
-class NumcodecsArrayBytes(Codec):
+class NumcodecsArrayBytes(_Wrapped):
     """A numcodecs object codec as a v3 array->bytes codec."""
 
     kind = "array_bytes"
-
-    def __init__(self, name: str, impl: numcodecs.abc.Codec, configuration: dict):
-        super().__init__(configuration)
-        self.name = name  # type: ignore[misc]
-        self.impl = impl
 
     def decode(self, data, spec):
         out = ensure_ndarray_like(self.impl.decode(data))

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cache, scheduler, stats
-from .codecs import ChunkSpec
 from .coalesce import coalesce, split
+from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
 from .metadata import ArrayMetadata, fill_array
 from .planner import ChunkRequest
