@@ -41,6 +41,6 @@ else
 fi
 
 step zarrfs view resources/demo.zarr --node images/cells --screenshot zarrfs-demo/viewer.png
-QT_QPA_PLATFORM=offscreen "$zarrfs" view "$demo" --node images/cells --screenshot "$out/viewer.png"
+QT_QPA_PLATFORM=offscreen QT_LOGGING_RULES="qt.qpa.*=false" "$zarrfs" view "$demo" --node images/cells --screenshot "$out/viewer.png"
 echo
 echo "Wrote $out/plane32.tif and $out/viewer.png. Next: zarrfs view resources/demo.zarr"
