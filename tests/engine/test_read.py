@@ -238,3 +238,23 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
             # rows 16-31 lie whole inside the selection and are decoded in place
         finally:
             engine.set_cache_size(512 * 2**20)
+
+
+def test_reads_work_in_a_forked_child(zarr_writer):
+    """The mount daemonizes with fork(): pools, locks and the in-flight table start fresh."""
+    import os
+    data = _volume((2, 64, 64))
+    w = zarr_writer(data, chunks=(1, 16, 16))
+    arr = zarrfs.open(str(w.root))["array"]
+    np.testing.assert_array_equal(arr[0], data[0])  # pools and caches exist before the fork
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only if a fresh read is right
+        ok = False
+        try:
+            engine.clear_caches()
+            ok = np.array_equal(arr[1], data[1]) and np.array_equal(arr.submit(0).result(30),
+                                                                    data[0])
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -118,6 +118,16 @@ chunks = ChunkCache(_default_capacity())
 shard_indexes = IndexCache()
 
 
+def _after_fork_in_child() -> None:
+    """A lock held by another thread at fork() stays held forever in the child: start fresh
+    (the mount daemonizes with a fork)."""
+    chunks._lock = threading.Lock()
+    shard_indexes._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def set_cache_size(nbytes: int) -> None:
     """Set the decoded-chunk cache budget in bytes (0 disables it)."""
     chunks.resize(nbytes)

@@ -5,12 +5,21 @@ Tests and the front ends read these instead of timing things (STYLE 14). One loc
 
 from __future__ import annotations
 
+import os
 import threading
 
 _FIELDS = ("requests", "bytes_fetched", "chunks_decoded", "cache_hits", "cache_misses",
            "decode_seconds", "chunks_missing", "chunk_errors")
 _lock = threading.Lock()
 _counters: dict[str, float] = dict.fromkeys(_FIELDS, 0)
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def add(**increments: float) -> None:
