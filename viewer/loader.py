@@ -40,6 +40,8 @@ class PlaneLoader(QObject):
         self._prefetch: dict[tuple, list] = {}
         self.dropped_events = 0
         self._closed = False
+        self._array = None
+        self._fine_started = True
         init_relay()
         self._handle = gui_handle(self)
         self._poll = QTimer(self)
@@ -50,6 +52,11 @@ class PlaneLoader(QObject):
     def busy(self) -> bool:
         return bool(self._open_tiles)
 
+    def tile(self, index: int):
+        """The current request's tile ``index`` (fine tiles first, then the preview's)."""
+        fine = self.request.tiles
+        return fine[index] if index < len(fine) else self.request.coarse_tiles[index - len(fine)]
+
     def progress(self) -> tuple[int, int]:
         total = len(self.futures)
         return total - len(self._open_tiles), total
@@ -57,30 +64,53 @@ class PlaneLoader(QObject):
     # -- submitting ------------------------------------------------------------------------------
 
     def submit(self, request: PlaneRequest, array) -> None:
-        """Start ``request`` on ``array`` (the level's engine array); cancels the previous one."""
+        """Start ``request`` on ``array`` (the level's engine array); cancels the previous one.
+
+        With a preview (``request.coarse_tiles``) it is read first, alone, and the fine tiles
+        are submitted once every preview tile has reported: the first picture then needs only
+        the preview's few chunks, which the fine pass finds again in the engine's cache.
+        Indices: fine tiles first (0 .. n-1), then the preview's.
+        """
         self.cancel()
-        self.generation, self.request = request.generation, request
-        self.futures, self._expected, self._seen = [], [], []
-        self._open_tiles = set(range(len(request.tiles)))
-        for index, tile in enumerate(request.tiles):
+        self.generation, self.request, self._array = request.generation, request, array
+        total, fine = len(request.tiles) + len(request.coarse_tiles), len(request.tiles)
+        self.futures, self._expected, self._seen = [None] * total, [0] * total, [0] * total
+        self._open_tiles = set(range(total))
+        self._fine_started = not request.coarse_tiles
+        first = range(fine, total) if request.coarse_tiles else range(total)
+        self._poll.start()
+        self._submit_tiles(first)
+        if not self._open_tiles:
+            self.finished.emit(request.generation)
+
+    def _submit_tiles(self, indices) -> None:
+        request, array = self.request, self._array
+        for index in indices:
+            tile = self.tile(index)
             callback = functools.partial(_chunk_event, self._handle, request.generation, index)
             try:
-                self._expected.append(self._count_chunks(array, tile))
+                self._expected[index] = self._count_chunks(array, tile)
                 future = array.submit(tile.selection, priority=tile.priority, on_chunk=callback)
             except Exception as exc:  # a bad selection or a closed store: report, keep going
-                self.futures.append(None)
-                self._seen.append(0)
                 self._open_tiles.discard(index)
                 self.failed.emit(request.generation,
                                  messages.describe(exc, node=request.level_path))
                 continue
-            self.futures.append(future)
-            self._seen.append(0)
+            self.futures[index] = future
             for coords in tile.chunk_coords:
                 self.chunk_state.emit(request.generation, coords, "loading")
-        self._poll.start()
-        if not self._open_tiles:
-            self.finished.emit(request.generation)
+        self._maybe_start_fine()
+
+    def _maybe_start_fine(self) -> None:
+        """Once the preview has reported (or failed), read the plane at screen resolution."""
+        request = self.request
+        if self._fine_started or request is None:
+            return
+        fine = len(request.tiles)
+        if any(index >= fine for index in self._open_tiles):
+            return
+        self._fine_started = True
+        self._submit_tiles(range(fine))
 
     @staticmethod
     def _count_chunks(array, tile) -> int:
@@ -120,6 +150,7 @@ class PlaneLoader(QObject):
             if future is not None and not future.done():
                 future.cancel()
         self._open_tiles = set()
+        self._fine_started = True
         self._poll.stop()
 
     def cancel_all(self) -> None:
@@ -162,6 +193,7 @@ class PlaneLoader(QObject):
     def _close_tile(self, index: int) -> None:
         if index in self._open_tiles:
             self._open_tiles.discard(index)
+            self._maybe_start_fine()
             if not self._open_tiles:
                 self._poll.stop()
                 self.finished.emit(self.generation)
@@ -179,7 +211,7 @@ class PlaneLoader(QObject):
                 if not messages.is_cancellation(exc):
                     self.failed.emit(generation, messages.describe(
                         exc, node=self.request.level_path if self.request else None))
-                    for coords in self.request.tiles[index].chunk_coords:
+                    for coords in self.tile(index).chunk_coords:
                         self.chunk_state.emit(generation, coords, "failed")
             self.tile_landed.emit(generation, index)
             if generation != self.generation:

@@ -16,7 +16,16 @@ from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 
 from . import messages, transforms
 from .loader import PlaneLoader
-from .tiles import Level, PlaneRequest, choose_level, plan_plane, resample, scale_geometry
+from .tiles import (
+    Level,
+    PlaneRequest,
+    choose_level,
+    coarse_index,
+    coarse_stride,
+    plan_plane,
+    resample,
+    scale_geometry,
+)
 from .view_state import ViewState
 
 logger = logging.getLogger(__name__)
@@ -45,6 +54,8 @@ class PlaneController(QObject):
         self.raw: np.ndarray | None = None
         self.display: np.ndarray | None = None
         self.loaded: np.ndarray | None = None
+        self.approx: np.ndarray | None = None
+        self.coarse_display: np.ndarray | None = None
         self.current_levels: tuple[float, float] | None = None
         self._dirty: set[int] = set()
         self._finished_generation = -1
@@ -81,14 +92,20 @@ class PlaneController(QObject):
         fy, fx = level.factors[y], level.factors[x]
         indices = [min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
                    if a not in (y, x) else 0 for a in range(state.ndim)]
-        geometry, tiles = plan_plane(
-            shape=level.shape, chunks=level.chunks, y_axis=y, x_axis=x, indices=indices,
-            view_rect=(vy0 / fy, vy1 / fy, vx0 / fx, vx1 / fx), screen=screen)
+        where = dict(shape=level.shape, chunks=level.chunks, y_axis=y, x_axis=x,
+                     view_rect=(vy0 / fy, vy1 / fy, vx0 / fx, vx1 / fx), screen=screen)
+        geometry, tiles = plan_plane(indices=indices, **where)
+        coarse_geometry, coarse_tiles = None, ()
+        stride = coarse_stride(**where)
+        if stride is not None:
+            coarse, coarse_tiles = plan_plane(indices=indices, stride=stride, **where)
+            coarse_geometry = scale_geometry(coarse, (fy, fx))
         return PlaneRequest(
             generation=state.generation, node_path=self.node_path, level=k,
             level_path=level.path, y_axis=y, x_axis=x, plane_key=state.plane_key() + (k,),
             geometry=scale_geometry(geometry, (fy, fx)), tiles=tiles,
-            chunk_shape=(level.chunks[y], level.chunks[x]), factor=(fy, fx))
+            chunk_shape=(level.chunks[y], level.chunks[x]), factor=(fy, fx),
+            coarse_geometry=coarse_geometry, coarse_tiles=coarse_tiles)
 
     def covers(self, request: PlaneRequest, view_rect) -> bool:
         """Whether the current request already shows ``view_rect`` at the new request's detail."""
@@ -139,18 +156,26 @@ class PlaneController(QObject):
         shown = transforms.display_dtype(dtype, state.field_name, state.complex_mode)
         g = request.geometry
         old = self.request
-        fill = 0
+        self._prepare_coarse(request, shown)
+        self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
         if (old is not None and self.raw is not None and self.raw.dtype == dtype
                 and self.display.dtype == shown):
-            if old.geometry == g:
-                self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
-                return
-            self.raw = resample(self.raw, old.geometry, g, np.zeros((), dtype)[()])
-            self.display = resample(self.display, old.geometry, g, fill)
+            if old.geometry != g:
+                self.raw = resample(self.raw, old.geometry, g, np.zeros((), dtype)[()])
+                self.display = resample(self.display, old.geometry, g, 0)
         else:
             self.raw = np.zeros((g.ny, g.nx), dtype=dtype)
             self.display = np.zeros((g.ny, g.nx), dtype=shown)
-        self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
+
+    def _prepare_coarse(self, request: PlaneRequest, shown: np.dtype) -> None:
+        """The preview's own small buffer and, per fine row and column, its preview pixel."""
+        g, c = request.geometry, request.coarse_geometry
+        self.approx = np.zeros((g.ny, g.nx), dtype=bool)  # drawn from the preview only
+        if c is None:
+            self.coarse_display, self._coarse_rows, self._coarse_cols = None, None, None
+            return
+        self.coarse_display = np.zeros((c.ny, c.nx), dtype=shown)
+        self._coarse_rows, self._coarse_cols = coarse_index(g, c)
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -174,18 +199,25 @@ class PlaneController(QObject):
         if not self._redraw.isActive():
             self._redraw.start()
 
-    def _copy_tile(self, index: int) -> None:
-        request, state = self.request, self.state
-        tile = request.tiles[index]
-        future = self.loader.futures[index]
+    def _tile_block(self, tile, future):
+        """The tile's data as (rows, cols) of the plane on screen, or ``None`` if not there."""
         out = getattr(future, "out", None)
         if out is None:
-            return
+            return None
         block = np.asarray(out)
         if block.ndim != 2:
             block = block.reshape(block.shape[-2:]) if block.size else block
-        if request.y_axis > request.x_axis:
-            block = block.T
+        return block.T if self.request.y_axis > self.request.x_axis else block
+
+    def _copy_tile(self, index: int) -> None:
+        request, state = self.request, self.state
+        if index >= len(request.tiles):
+            self._copy_coarse(index - len(request.tiles))
+            return
+        tile = request.tiles[index]
+        block = self._tile_block(tile, self.loader.futures[index])
+        if block is None:
+            return
         rows, cols = tile.out_rows, tile.out_cols
         try:
             self.raw[rows, cols] = block
@@ -194,6 +226,29 @@ class PlaneController(QObject):
             self.loaded[rows, cols] = True
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
+
+    def _copy_coarse(self, index: int) -> None:
+        """Draw a preview tile over every fine pixel it covers that is not loaded yet."""
+        request, state = self.request, self.state
+        tile = request.coarse_tiles[index]
+        block = self._tile_block(tile, self.loader.futures[len(request.tiles) + index])
+        if block is None or self.coarse_display is None:
+            return
+        rows, cols = tile.out_rows, tile.out_cols
+        try:
+            self.coarse_display[rows, cols] = transforms.to_display(
+                block, field_name=state.field_name, complex_mode=state.complex_mode)
+        except (ValueError, TypeError) as exc:
+            self.message.emit(messages.describe(exc, node=request.level_path))
+            return
+        r0, r1 = np.searchsorted(self._coarse_rows, (rows.start, rows.stop))
+        c0, c1 = np.searchsorted(self._coarse_cols, (cols.start, cols.stop))
+        if r0 == r1 or c0 == c1:
+            return
+        values = self.coarse_display[np.ix_(self._coarse_rows[r0:r1], self._coarse_cols[c0:c1])]
+        free = ~self.loaded[r0:r1, c0:c1]
+        np.copyto(self.display[r0:r1, c0:c1], values, where=free)
+        self.approx[r0:r1, c0:c1] |= free
 
     def redraw(self) -> None:
         """Copy the landed tiles into the buffers and draw them (once per event-loop pass)."""
@@ -215,7 +270,7 @@ class PlaneController(QObject):
         state = self.state
         if state.auto_levels or state.levels is None:
             step = max(1, int(math.sqrt(self.display.size / 250_000)))
-            mask = self.loaded[::step, ::step]
+            mask = self.loaded[::step, ::step] | self.approx[::step, ::step]
             sample = self.display[::step, ::step][mask] if mask.any() else self.display[:0]
             found = transforms.robust_levels(sample)
             if found is not None:

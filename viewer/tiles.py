@@ -17,6 +17,9 @@ import numpy as np
 MAX_TILES = 400          # above this, tiles group several chunks (fewer futures to track)
 PREFETCH_PRIORITY = 1_000_000
 MARGIN = 0.15            # read this fraction of the view beyond each edge, at lower priority
+COARSE_ABOVE = 64        # a view touching more chunks than this is first read coarsely
+COARSE_MIN_CHUNKS = 16   # the coarse pass may read this many chunks at least,
+COARSE_FRACTION = 8      # and at most this fraction of the chunks the view touches
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class PlaneRequest:
     tiles: tuple[Tile, ...]
     chunk_shape: tuple[int, int]      # chunk size in level coords (rows, cols), for the overlay
     factor: tuple[float, float]        # level-0 pixels per level pixel (rows, cols)
+    coarse_geometry: Geometry | None = None  # the preview read first (level-0 coordinates)
+    coarse_tiles: tuple[Tile, ...] = ()      # its tiles; the fine ones are read after them
 
 
 def level_factors(shapes: list[tuple[int, ...]]) -> list[tuple[float, ...]]:
@@ -125,6 +130,17 @@ def _axis_pieces(lo: int, hi: int, stride: int, chunk: int, touched: np.ndarray,
     return pieces
 
 
+def _plane_region(shape, chunks, y_axis, x_axis, view_rect, stride):
+    """The strided region read for ``view_rect`` (margin included) and the chunks it touches."""
+    vy0, vy1, vx0, vx1 = view_rect
+    my, mx = (vy1 - vy0) * MARGIN, (vx1 - vx0) * MARGIN
+    y0, y1 = _axis_region(vy0 - my, vy1 + my, shape[y_axis], stride)
+    x0, x1 = _axis_region(vx0 - mx, vx1 + mx, shape[x_axis], stride)
+    touched_y = _touched(y0, y1, stride, chunks[y_axis])
+    touched_x = _touched(x0, x1, stride, chunks[x_axis])
+    return (y0, y1, x0, x1), touched_y, touched_x
+
+
 def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, stride=None):
     """Tiles covering ``view_rect`` (y0, y1, x0, x1 in this level's coordinates) of one plane.
 
@@ -133,12 +149,10 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
     vy0, vy1, vx0, vx1 = view_rect
     if stride is None:
         stride = choose_stride(vy1 - vy0, vx1 - vx0, *screen)
-    my, mx = (vy1 - vy0) * MARGIN, (vx1 - vx0) * MARGIN
-    y0, y1 = _axis_region(vy0 - my, vy1 + my, shape[y_axis], stride)
-    x0, x1 = _axis_region(vx0 - mx, vx1 + mx, shape[x_axis], stride)
+    (y0, y1, x0, x1), touched_y, touched_x = _plane_region(
+        shape, chunks, y_axis, x_axis, view_rect, stride)
     ny, nx = -(-(y1 - y0) // stride), -(-(x1 - x0) // stride)
     cy, cx = chunks[y_axis], chunks[x_axis]
-    touched_y, touched_x = _touched(y0, y1, stride, cy), _touched(x0, x1, stride, cx)
     group = max(1, math.ceil(math.sqrt(len(touched_y) * len(touched_x) / MAX_TILES)))
     rows = _axis_pieces(y0, y1, stride, cy, touched_y, group)
     cols = _axis_pieces(x0, x1, stride, cx, touched_x, group)
@@ -161,11 +175,43 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
     return Geometry(y0=y0, x0=x0, sy=stride, sx=stride, ny=ny, nx=nx), tiles
 
 
+def coarse_stride(*, shape, chunks, y_axis, x_axis, view_rect, screen) -> int | None:
+    """The stride of a quick preview of a view that touches many chunks, or ``None``.
+
+    A multiple of the screen-resolution stride (so every preview sample is also a final one and
+    its chunk is decoded once for both passes), large enough that the samples fall in at most
+    max(COARSE_MIN_CHUNKS, touched / COARSE_FRACTION) chunks: with a stride of k chunks, sample
+    rows and columns fall in every k-th chunk row and column only.
+    """
+    vy0, vy1, vx0, vx1 = view_rect
+    stride = choose_stride(vy1 - vy0, vx1 - vx0, *screen)
+    _, ty, tx = _plane_region(shape, chunks, y_axis, x_axis, view_rect, stride)
+    touched = len(ty) * len(tx)
+    if touched <= COARSE_ABOVE:
+        return None
+    budget = max(COARSE_MIN_CHUNKS, touched // COARSE_FRACTION)
+    k = math.sqrt(touched / budget)
+    m = max(2, int(k * min(chunks[y_axis], chunks[x_axis]) / stride))
+    while True:
+        _, ty, tx = _plane_region(shape, chunks, y_axis, x_axis, view_rect, m * stride)
+        if len(ty) * len(tx) <= budget:
+            return m * stride
+        m += max(1, m // 8)
+
+
 def scale_geometry(geometry: Geometry, factor: tuple[float, float]) -> Geometry:
     """A level's geometry expressed in level-0 coordinates."""
     fy, fx = factor
     return Geometry(y0=int(round(geometry.y0 * fy)), x0=int(round(geometry.x0 * fx)),
                     sy=geometry.sy * fy, sx=geometry.sx * fx, ny=geometry.ny, nx=geometry.nx)
+
+
+def coarse_index(fine: Geometry, coarse: Geometry) -> tuple[np.ndarray, np.ndarray]:
+    """For each row and each column of the fine buffer, the preview pixel that covers it."""
+    ys = (fine.y0 + np.arange(fine.ny) * fine.sy - coarse.y0) // coarse.sy
+    xs = (fine.x0 + np.arange(fine.nx) * fine.sx - coarse.x0) // coarse.sx
+    return (np.clip(ys.astype(np.int64), 0, coarse.ny - 1),
+            np.clip(xs.astype(np.int64), 0, coarse.nx - 1))
 
 
 def resample(old: np.ndarray, old_geometry: Geometry, new_geometry: Geometry,
