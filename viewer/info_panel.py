@@ -128,6 +128,22 @@ def ome_facts(group) -> list[tuple[str, object]]:
     return [("OME-Zarr multiscales", jsonable(scales))]
 
 
+STORED_SIZE_ON_DEMAND = "double-click to compute (lists every chunk)"
+REMOTE_SCHEMES = {"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}
+
+
+def node_url_of(node, store_url: str) -> str:
+    return getattr(node, "url", None) or store_url or ""
+
+
+def is_remote(url: str) -> bool:
+    """Whether listing ``url`` costs network round trips (the last protocol of a chain)."""
+    last = url.split("::")[-1] if "::" in url else url
+    first = url.split("::")[0]
+    schemes = {part.split("://")[0].lower() for part in (first, last) if "://" in part}
+    return bool(schemes & REMOTE_SCHEMES)
+
+
 class InfoPanel(QWidget):
     """Tabs: Summary (facts as a tree), Attributes (JSON tree), Raw JSON (stored documents)."""
 
@@ -139,6 +155,7 @@ class InfoPanel(QWidget):
         self._token = 0
         self.summary = QTreeWidget()
         self.summary.setHeaderLabels(["Property", "Value"])
+        self.summary.itemDoubleClicked.connect(self._summary_double_clicked)
         self.attributes = QTreeWidget()
         self.attributes.setHeaderLabels(["Key", "Value"])
         self.raw = QPlainTextEdit()
@@ -188,12 +205,30 @@ class InfoPanel(QWidget):
             fill_json_tree(self.attributes, key, value)
         self.attributes.expandToDepth(0)
         self.raw.setPlainText(json.dumps(jsonable(node.stored_metadata), indent=2))
-        if is_array:
-            token = self._token
-            self._background.run(node.stored_size,
-                                 lambda size: self._set_stored_size(token, human_size(size)),
-                                 lambda exc: self._set_stored_size(
-                                     token, messages.describe(exc, node=node.path).text))
+        if is_array and not is_remote(node_url_of(node, store_url)):
+            self.compute_stored_size()
+        elif is_array:
+            self._set_stored_size(self._token, STORED_SIZE_ON_DEMAND)
+
+    def compute_stored_size(self) -> None:
+        """List the array's chunk objects in the background and show their total size.
+
+        Automatic for local stores only: over HTTP the listing walks one directory per chunk
+        row, one round trip each (a 10 x 8 x 8 chunk grid behind 0.3 s of latency takes 28 s).
+        """
+        node = self._node
+        if node is None or node.kind != "array":
+            return
+        token = self._token
+        self._set_stored_size(token, "computing…")
+        self._background.run(node.stored_size,
+                             lambda size: self._set_stored_size(token, human_size(size)),
+                             lambda exc: self._set_stored_size(
+                                 token, messages.describe(exc, node=node.path).text))
+
+    def _summary_double_clicked(self, item, _column) -> None:
+        if item.text(0) == "stored size":
+            self.compute_stored_size()
 
     def _fill_summary(self, rows) -> None:
         self.summary.clear()

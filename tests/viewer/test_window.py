@@ -202,3 +202,23 @@ def test_keyboard_filter_status_and_copy(window, idle, qtbot, sample_store):
     assert engine.cache_info()["capacity"] == 64 * 2**20
     window.settings.remove("cache_mb")
     engine.set_cache_size(512 * 2**20)
+
+
+def test_stored_size_of_a_remote_array_is_computed_on_demand(window, idle, sample_store,
+                                                            http_server):
+    from viewer.info_panel import STORED_SIZE_ON_DEMAND, human_size, is_remote
+
+    path, _ = sample_store
+    server = http_server(path)
+    open_and_show(window, idle, server.url, "images/volume")
+    info = window.info
+    assert info.summary_value("stored size") == STORED_SIZE_ON_DEMAND
+    requests = sum(server.stats.requests.values())
+    info.compute_stored_size()  # what double-clicking the row does
+    idle(window)
+    # (the engine's own figure: HTTP directory listings carry no sizes)
+    stored = engine.open(server.url)["images/volume"].stored_size()
+    assert info.summary_value("stored size") == human_size(stored)
+    assert sum(server.stats.requests.values()) > requests  # it listed the store only now
+    assert is_remote("s3://b/x.zarr") and is_remote("simplecache::https://h/x.zarr")
+    assert not is_remote("/data/x.zarr") and not is_remote("zip::file:///data/x.zip")
