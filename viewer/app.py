@@ -65,6 +65,8 @@ def is_idle(window) -> bool:
         return False
     if window.stack.currentWidget() is window.image and window.image.busy:
         return False
+    if window.stack.currentWidget() is window.line and window.line.busy:
+        return False
     return window.root is not None or bool(window.message_bar.messages())
 
 

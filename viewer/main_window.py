@@ -33,10 +33,12 @@ import zarrfs.engine as engine
 from . import messages, pyramid, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
+from .line_view import LineView
 from .open_dialog import OpenUrlDialog, add_recent, recent_stores, settings
-from .other_views import LineView, ScalarView, TableView
+from .other_views import ScalarView
 from .resources import icon
 from .status import MessageBar, StatusPanel
+from .table_view import TableView
 from .tasks import Background
 from .tree_model import HierarchyModel
 
@@ -106,7 +108,7 @@ class MainWindow(QMainWindow):
     def _build_data(self) -> None:
         self.message_bar = MessageBar()
         self.image = ImageView()
-        self.line = LineView(self.background)
+        self.line = LineView()
         self.scalar = ScalarView(self.background)
         self.table = TableView(self.background)
         self.placeholder = QLabel("Open a store (File ▸ Open) or drop a folder here.")
@@ -319,6 +321,7 @@ class MainWindow(QMainWindow):
         self.current_node = node
         self._show_token += 1
         token, root = self._show_token, self.root
+        self.line.stop()  # its reads are of no use any more
         self.info.show_node(node, self.store_url)
         self.show_as_row.hide()
         self.node_shown.emit(node.path)
@@ -402,6 +405,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.image.clear()
         self.image.controller.loader.close()
+        self.line.stop()
         self.status.timer.stop()
         self.background.close()
         super().closeEvent(event)
