@@ -35,7 +35,8 @@ class AxisControls(QWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("Rows:"))
         row.addWidget(self.y_combo)
-        row.addWidget(QLabel("Columns:"))
+        self.x_label = QLabel("Columns:")
+        row.addWidget(self.x_label)
         row.addWidget(self.x_combo)
         row.addStretch(1)
         self._grid = QGridLayout()
@@ -50,8 +51,11 @@ class AxisControls(QWidget):
         self.y_combo.currentIndexChanged.connect(self._combo_changed)
         self.x_combo.currentIndexChanged.connect(self._combo_changed)
 
-    def set_state(self, state: ViewState) -> None:
-        """Rebuild the controls for ``state`` (a new array, or new display axes)."""
+    def set_state(self, state: ViewState, columns: bool = True) -> None:
+        """Rebuild the controls for ``state`` (a new array, or new display axes).
+
+        ``columns=False``: only the rows' axis is chosen (a table of records).
+        """
         self._updating = True
         try:
             for combo, axis in ((self.y_combo, state.y_axis), (self.x_combo, state.x_axis)):
@@ -60,7 +64,8 @@ class AxisControls(QWidget):
                     combo.addItem(f"{state.axis_label(a)} ({state.shape[a]})", a)
                 combo.setCurrentIndex(axis)
             self.y_combo.setVisible(state.ndim >= 2)
-            self.x_combo.setVisible(state.ndim >= 2)
+            self.x_combo.setVisible(state.ndim >= 2 and columns)
+            self.x_label.setVisible(state.ndim >= 2 and columns)
             self._rebuild_sliders(state)
         finally:
             self._updating = False

@@ -71,6 +71,11 @@ class ViewState:
         self._fix_slider_axis()
         return changed
 
+    def set_row_axis(self, axis: int) -> None:
+        """Show only ``axis`` (as the rows of a table of records, whose fields are the columns)."""
+        self.y_axis = self.x_axis = axis
+        self._fix_slider_axis()
+
     def set_index(self, axis: int, value: int) -> bool:
         """Move the slider of ``axis``; clamped to the array. Returns whether it moved."""
         value = max(0, min(int(value), self.shape[axis] - 1))
