@@ -66,10 +66,11 @@ class PlaneLoader(QObject):
     def submit(self, request: PlaneRequest, array) -> None:
         """Start ``request`` on ``array`` (the level's engine array); cancels the previous one.
 
-        With a preview (``request.coarse_tiles``) it is read first, alone, and the fine tiles
-        are submitted once every preview tile has reported: the first picture then needs only
-        the preview's few chunks, which the fine pass finds again in the engine's cache.
-        Indices: fine tiles first (0 .. n-1), then the preview's.
+        With a preview (``request.coarse_tiles``) it is read first, alone; the fine tiles are
+        submitted (``start_fine``) once the first preview pixels are drawn, or when every preview
+        tile has reported, at lower priority than what is left of the preview. The first picture
+        then needs only a few of the preview's chunks, which the fine pass finds again in the
+        engine's cache. Indices: fine tiles first (0 .. n-1), then the preview's.
         """
         self.cancel()
         self.generation, self.request, self._array = request.generation, request, array
@@ -88,9 +89,12 @@ class PlaneLoader(QObject):
         for index in indices:
             tile = self.tile(index)
             callback = functools.partial(_chunk_event, self._handle, request.generation, index)
+            priority = tile.priority
+            if index >= len(request.tiles):  # the preview goes before every fine tile
+                priority -= len(request.coarse_tiles)
             try:
                 self._expected[index] = self._count_chunks(array, tile)
-                future = array.submit(tile.selection, priority=tile.priority, on_chunk=callback)
+                future = array.submit(tile.selection, priority=priority, on_chunk=callback)
             except Exception as exc:  # a bad selection or a closed store: report, keep going
                 self._open_tiles.discard(index)
                 self.failed.emit(request.generation,
@@ -101,16 +105,20 @@ class PlaneLoader(QObject):
                 self.chunk_state.emit(request.generation, coords, "loading")
         self._maybe_start_fine()
 
+    def start_fine(self) -> None:
+        """Read the plane at screen resolution (after the preview's first pixels)."""
+        if self._fine_started or self.request is None:
+            return
+        self._fine_started = True
+        self._submit_tiles(range(len(self.request.tiles)))
+
     def _maybe_start_fine(self) -> None:
-        """Once the preview has reported (or failed), read the plane at screen resolution."""
+        """Once the preview has reported (or failed), whether drawn or not."""
         request = self.request
         if self._fine_started or request is None:
             return
-        fine = len(request.tiles)
-        if any(index >= fine for index in self._open_tiles):
-            return
-        self._fine_started = True
-        self._submit_tiles(range(fine))
+        if not any(index >= len(request.tiles) for index in self._open_tiles):
+            self.start_fine()
 
     @staticmethod
     def _count_chunks(array, tile) -> int:

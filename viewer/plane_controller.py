@@ -263,6 +263,8 @@ class PlaneController(QObject):
         g = self.request.geometry  # after setImage: the rect scales by the image's size
         self.image_item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
         self.painted.emit(generation)
+        if self.request.coarse_tiles and self.approx.any():
+            self.loader.start_fine()  # the preview is on screen: now the real thing
         if self._finished_generation == generation and not self.loader.busy:
             self.finished.emit(generation)
 
