@@ -31,18 +31,9 @@ from . import messages
 from .resources import icon
 from .tasks import Background
 
+human_size = engine.human_size  # one formatting of sizes for the CLI, the mount and the viewer
+
 logger = logging.getLogger(__name__)
-
-
-def human_size(nbytes) -> str:
-    if nbytes is None:
-        return "n/a"
-    size = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{nbytes} B"
 
 
 def jsonable(value):

@@ -192,3 +192,17 @@ def test_unreachable_store_fails_fast_after_first_error(http_server, volume):
     with pytest.raises(engine.StoreError, match="unreachable"):
         arr[1, :64, :64]
     assert calls == []  # no new attempt while the store is marked down
+
+
+def test_stored_size_local_s3_and_unknown_over_http(http_server, s3_store, volume):
+    root, _ = volume
+    expected = sum(p.stat().st_size for p in (root / "plain").rglob("*")
+                   if p.is_file() and p.name != "zarr.json")
+    assert zarrfs.open(str(root / "plain")).stored_size() == expected
+    url, options = s3_store(root)
+    assert zarrfs.open(url + "/plain", **options).stored_size() == expected
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.stats.reset()
+    assert arr.stored_size() is None  # an HTML index tells no sizes: say unknown, not 0
+    assert server.stats.requests["GET"] == 0

@@ -48,7 +48,8 @@ Array
     Concurrent reads of one chunk fetch and decode it once.
     ``array.chunk_key(chunk_coords)``, ``array.chunk_region(chunk_coords)`` (slices in array
     coordinates), ``array.chunks_in(selection)`` (chunk coords a selection touches),
-    ``array.stored_size()`` (bytes of stored chunk objects; lists the store).
+    ``array.stored_size()`` (bytes of stored chunk objects; lists the store; ``None`` over HTTP,
+    whose listings do not tell sizes).
 
 Process-wide
     ``set_cache_size(nbytes)`` / ``cache_info()``: the decoded-chunk LRU shared by all arrays

@@ -274,7 +274,11 @@ class Array(Node):
     def chunks_in(self, selection=...) -> list[tuple[int, ...]]:
         return chunks_in(normalize_selection(selection, self.shape), self.chunks)
 
-    def stored_size(self) -> int:
+    def stored_size(self) -> int | None:
+        """Bytes of the stored chunk objects (lists the store), or None where a listing does
+        not tell sizes (HTTP)."""
+        if not self.store.lists_sizes:
+            return None
         prefix = f"{self.path}/" if self.path else ""
         sizes = self.store.list_prefix_sizes(self.path)
         return sum(n for k, n in sizes.items()

@@ -241,6 +241,12 @@ class Store:
             (dirs if e["type"] == "directory" else files).append(name)
         return sorted(set(dirs)), sorted(set(files))
 
+    @property
+    def lists_sizes(self) -> bool:
+        """Whether a listing tells object sizes cheaply. A web server's HTML index does not
+        (and walking it costs a round trip per directory), so HTTP stores say no."""
+        return not {"http", "https"} & set(_protocols(self.fs))
+
     def list_prefix_sizes(self, prefix: str) -> dict[str, int]:
         """Every object below ``prefix`` with its size (for stored-size summaries)."""
         path = self.full_path(prefix.strip("/")) if prefix.strip("/") else self.root
@@ -254,6 +260,11 @@ class Store:
         base = self.root.rstrip("/") + "/" if self.root else ""
         return {name[len(base):] if name.startswith(base) else name: int(info.get("size") or 0)
                 for name, info in found.items()}
+
+
+def _protocols(fs) -> tuple[str, ...]:
+    protocol = fs.protocol
+    return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
 
 def _read_local(path: str, start: int | None = None, end: int | None = None) -> bytes:
