@@ -47,11 +47,12 @@ def coalesce(requests: Sequence[ByteRequest], max_gap: int = MAX_GAP,
 
 def split(requests: Sequence[ByteRequest], where: Sequence[tuple[int, int]],
           answers: Sequence[Fetched]) -> list[Fetched]:
-    """Each original request's bytes, cut out of the merged answers."""
-    out: list[Fetched] = []
+    """Each original request's bytes, cut out of the merged answers (an absent object or a
+    failure is passed on to every request cut from it)."""
+    out: list = []
     for r, (j, offset) in zip(requests, where, strict=True):
         data = answers[j]
-        if data is None or r.start is None or r.start < 0 or r.end is None:
+        if not isinstance(data, bytes) or r.start is None or r.start < 0 or r.end is None:
             out.append(data)
         else:
             out.append(data[offset:offset + (r.end - r.start)])

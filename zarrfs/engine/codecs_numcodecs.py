@@ -107,13 +107,35 @@ class _SizedMixin:
 
 
 def blosc_nbytes(data) -> int:
-    """The decoded size from a Blosc1 header (bytes 4-8, little-endian; the Blosc format)."""
-    return int.from_bytes(memoryview(data)[4:8], "little")
+    """The decoded size from a Blosc1 header (bytes 4-8, little-endian; the Blosc format),
+    after checking that the buffer is as long as the header says (bytes 12-16): numcodecs does
+    not, and a truncated chunk would decode to wrong values, reading past the buffer's end."""
+    view = memoryview(data).cast("B")
+    if len(view) < 16:
+        raise ChunkDecodeError(f"blosc chunk of {len(view)} bytes is shorter than its header",
+                               codec="blosc")
+    cbytes = int.from_bytes(view[12:16], "little")
+    if cbytes != len(view):
+        raise ChunkDecodeError(f"blosc chunk holds {len(view)} bytes, its header says {cbytes}: "
+                               "truncated or corrupt", codec="blosc")
+    return int.from_bytes(view[4:8], "little")
 
 
-class SizedBlosc(_SizedMixin, NumcodecsBytes):
+class _CheckedBlosc(_SizedMixin):
     def decoded_size(self, data) -> int:
         return blosc_nbytes(data)
+
+    def decode(self, data, spec):
+        blosc_nbytes(data)
+        return self.impl.decode(data)
+
+    def decode_into(self, data, buf):
+        blosc_nbytes(data)
+        return self.impl.decode(data, out=buf)
+
+
+class SizedBlosc(_CheckedBlosc, NumcodecsBytes):
+    """A v2 blosc compressor (or a v3 numcodecs.blosc)."""
 
 
 class SizedLZ4(_SizedMixin, NumcodecsBytes):
@@ -166,9 +188,6 @@ class ZstdCodec(_V3Compressor):
 
 
 @register("blosc")
-class BloscCodec(_SizedMixin, _V3Compressor):
+class BloscCodec(_CheckedBlosc, _V3Compressor):
     name = "blosc"
     impl = numcodecs.Blosc()
-
-    def decoded_size(self, data) -> int:
-        return blosc_nbytes(data)

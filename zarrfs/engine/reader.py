@@ -126,9 +126,12 @@ class ArrayReader:
         """Place a chunk another read was decoding; do it here if that read gave up."""
         value = slot.wait()
         if value is _CANCELLED and not token.cancelled:
-            data = self._locate([coords])[coords]
-            value = _MISSING if data is _MISSING else self._guarded_decode(
-                data, coords, targets, on_chunk, caching=False)
+            try:
+                data = self._locate([coords])[coords]
+            except ZarrfsError as exc:
+                data = exc
+            value = data if data is _MISSING or isinstance(data, ZarrfsError) else \
+                self._guarded_decode(data, coords, targets, on_chunk, caching=False)
         if isinstance(value, BaseException):
             if isinstance(value, ZarrfsError):
                 self._failed(coords, value, targets, on_chunk)
@@ -157,7 +160,7 @@ class ArrayReader:
         if any((c + 1) * n > s for c, n, s in zip(coords, self.chunk_shape, self.meta.shape,
                                                    strict=True)):
             return None  # an edge chunk overhangs the array: its region is smaller
-        region = out[req.out_selection]
+        region = out[(*req.out_selection, ...)]  # "..." keeps a 0-d region a view, not a copy
         if not region.flags.c_contiguous or region.nbytes != self._chunk_nbytes:
             return None
         return region.reshape(-1).view(np.uint8)
@@ -229,6 +232,12 @@ class ArrayReader:
             if token.cancelled:
                 break
             key, data = self._cache_key(coords), raw[coords]
+            if isinstance(data, ZarrfsError):  # this chunk could not be fetched: only this one
+                self._failed(coords, data, by_chunk[coords], on_chunk)
+                inflight.publish(key, data)
+                done.add(coords)
+                first = first or data
+                continue
             if data is _MISSING:
                 self._place_fill(coords, by_chunk[coords], on_chunk)
                 value = _MISSING
@@ -300,12 +309,13 @@ class ArrayReader:
 
     # ------------------------------------------------------------- fetching
     def _locate(self, coords_list) -> dict:
-        """Bytes (or _MISSING) of every chunk, fetched in as few waves as the layout allows:
-        one for plain chunks; for shards one when every inner chunk of a shard is wanted
-        (the whole shard is read), else the indexes first, then the inner chunks."""
+        """Bytes of every chunk, _MISSING, or the StoreError/ChunkDecodeError of that chunk
+        alone, fetched in as few waves as the layout allows: one for plain chunks; for shards
+        one when every inner chunk of a shard is wanted (the whole shard is read), else the
+        indexes first, then the inner chunks."""
         if not self.sharding:
             keys = [self.chunk_key(c) for c in coords_list]
-            got = self.store.fetch([ByteRequest(k) for k in keys])
+            got = self.store.fetch_each([ByteRequest(k) for k in keys])
             return {c: (_MISSING if d is None else d) for c, d in zip(coords_list, got,
                                                                       strict=True)}
         by_shard: dict[str, list] = defaultdict(list)
@@ -318,9 +328,16 @@ class ArrayReader:
         for key, coords in by_shard.items():
             index, shard = indexes[key], whole.get(key)
             for c in coords:
+                if isinstance(index, ZarrfsError):
+                    out[c] = index
+                    continue
                 inner = tuple(i % n for i, n in zip(c, cps, strict=True))
-                where = None if index is None else self.sharding.locate(
-                    index, inner, None if shard is None else len(shard))
+                try:
+                    where = None if index is None else self.sharding.locate(
+                        index, inner, None if shard is None else len(shard))
+                except ChunkDecodeError as exc:
+                    out[c] = exc
+                    continue
                 if where is None:
                     out[c] = _MISSING
                 elif shard is not None:
@@ -329,14 +346,17 @@ class ArrayReader:
                     wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
         requests = [r for _, r in wanted]
         merged, mapping = coalesce(requests)
-        for (c, r), data in zip(wanted, split(requests, mapping, self.store.fetch(merged)),
-                                strict=True):
-            if data is None or len(data) != r.end - r.start:
-                raise ChunkDecodeError(
+        answers = split(requests, mapping, self.store.fetch_each(merged))
+        for (c, r), data in zip(wanted, answers, strict=True):
+            if isinstance(data, ZarrfsError):
+                out[c] = data
+            elif data is None or len(data) != r.end - r.start:
+                out[c] = ChunkDecodeError(
                     f"shard {r.key!r} is truncated: inner chunk {c} wants bytes "
                     f"{r.start}-{r.end}, got {0 if data is None else len(data)}",
                     path=self.store.url, key=r.key, codec="sharding_indexed")
-            out[c] = data
+            else:
+                out[c] = data
         return out
 
     def _inner_count(self, key_coords: tuple[int, ...]) -> int:
@@ -367,7 +387,10 @@ class ArrayReader:
             return found, whole
         size = self.sharding.index_size(self.meta.chunk_shape)
         for (key, _, is_whole), data in zip(
-                requests, self.store.fetch([r for _, r, _ in requests]), strict=True):
+                requests, self.store.fetch_each([r for _, r, _ in requests]), strict=True):
+            if isinstance(data, ZarrfsError):
+                found[key] = data  # the chunks of this shard fail; other shards go on
+                continue
             raw = data
             if data is not None and is_whole:
                 whole[key] = data
@@ -379,7 +402,8 @@ class ArrayReader:
                 exc.key, exc.path = key, self.store.url
                 exc.message = f"shard index of {key!r}: {exc.message}"
                 exc.args = (exc.message,)
-                raise
+                found[key] = exc
+                continue
             found[key] = index
             cache.shard_indexes.put((self.store.url, key), index)
         return found, whole
