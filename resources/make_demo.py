@@ -57,9 +57,9 @@ def phantom_volume(shape=(64, 256, 256), seed=SEED, noise=1.0) -> np.ndarray:
                           indexing="ij", sparse=True)
     r = np.sqrt(z**2 + (y * 1.1) ** 2 + (x * 0.9) ** 2)
     vol = 1800.0 * np.clip(1 - ((r - 0.7) / 0.08) ** 2, 0, None)  # the shell
-    for _ in range(14):
-        cz, cy, cx = rng.uniform(-0.45, 0.45, 3) * (0.5, 1, 1)
-        width = rng.uniform(0.15, 0.35)
+    for _ in range(7):
+        cz, cy, cx = rng.uniform(-0.5, 0.5, 3)
+        width = rng.uniform(0.12, 0.3)
         height = rng.uniform(1500, 3500)
         d2 = ((z - cz) ** 2 + (y - cy) ** 2 + (x - cx) ** 2) / width**2
         vol = vol + height * np.clip(1 - d2, 0, None) ** 2
