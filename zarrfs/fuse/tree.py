@@ -289,6 +289,8 @@ class VirtualTree:
         with self._lock:
             expired = ttl is not None and time.monotonic() - self._built_at > ttl
             if self._root is None or expired:
+                if expired:  # chunks may have changed too: decoded copies and shard indexes go
+                    engine.clear_caches()
                 self._root = self._build_root()
                 self._built_at = time.monotonic()
                 self._resolved = {}
