@@ -1,13 +1,18 @@
-"""OME-Zarr multiscales (NGFF 0.4 on v2, 0.5 on v3) from the corpus written by ome-zarr-py, and
-the summary the CLI and the mount show."""
+"""OME-Zarr multiscales (NGFF 0.4 on v2, 0.5 on v3) from the corpus written by ome-zarr-py and
+the bundled demo store; malformed metadata is a MetadataError. (The summary: test_summary.py.)"""
 
 from __future__ import annotations
 
-import numpy as np
+import json
+from pathlib import Path
+
 import pytest
 
 import zarrfs
 import zarrfs.engine as engine
+from zarrfs.engine.ome import Axis, Dataset, levels, parse_multiscales
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo.zarr"
 
 
 def test_ngff_04_and_05(corpus_dir):
@@ -24,25 +29,79 @@ def test_ngff_04_and_05(corpus_dir):
 
 
 def test_not_ome_and_malformed():
-    from zarrfs.engine.ome import parse_multiscales
-    assert parse_multiscales({}) == []
+    assert parse_multiscales({}) == [] and parse_multiscales({"ome": {"version": "0.5"}}) == []
     with pytest.raises(engine.MetadataError):
         parse_multiscales({"multiscales": [{"datasets": [{"nopath": 1}]}]})
     with pytest.raises(engine.MetadataError):
         parse_multiscales({"multiscales": {"datasets": []}})
 
 
-def test_summary_values(zarr_writer):
-    data = np.full((6, 7), np.nan, dtype="f4")
-    w = zarr_writer(data, chunks=(4, 4), fill_value=np.nan, attributes={"a": [1, 2]},
-                    dimension_names=("y", "x"))
-    arr = zarrfs.open(str(w.root))["array"]
-    s = engine.summary(arr)
-    assert s["fill_value"] == "NaN" and s["nchunks"] == 4 and s["chunk_grid"] == [2, 2]
-    assert s["nbytes"] == 6 * 7 * 4 and s["dimension_names"] == ["y", "x"]
-    text = engine.format_summary(s)
-    assert "6 x 7" in text and "NaN" in text and "168 B" in text and "y, x" in text
-    group = engine.summary(zarrfs.open(str(w.root)))
-    assert group["members"] == [{"name": "array", "kind": "array", "shape": [6, 7],
-                                 "dtype": "float32"}]
-    assert engine.human_size(3 * 2**20) == "3.0 MiB"
+@pytest.mark.parametrize("name, version, axes, n_levels", [
+    ("ngff_0.4_cyx_uint16.zarr", "0.4", ("c", "y", "x"), 4),
+    ("ngff_0.5_tczyx_uint8.zarr", "0.5", ("t", "c", "z", "y", "x"), 3),
+    ("ngff_0.5_zyx_float32.zarr", "0.5", ("z", "y", "x"), 5),
+])
+def test_corpus_levels_match_their_metadata(corpus_dir, name, version, axes, n_levels):
+    """Each level is an array of the right rank; y and x halve with the scale doubling."""
+    path = corpus_dir / "corpus/ome-zarr" / name
+    g = zarrfs.open(str(path))
+    (ms,) = engine.multiscales(g)
+    assert ms.version == version and ms.axis_names == axes and ms.name == "conformance image"
+    arrays = levels(g, ms)
+    assert len(arrays) == n_levels and all(a.ndim == len(axes) for a in arrays)
+    for a, b, da, db in zip(arrays, arrays[1:], ms.datasets, ms.datasets[1:], strict=False):
+        assert db.scale[-1] == 2 * da.scale[-1]
+        assert b.shape[-1] == (a.shape[-1] + 1) // 2 and b.shape[:-2] == a.shape[:-2]
+    # the parsed transforms are exactly the stored ones
+    doc = json.loads((path / (".zattrs" if version == "0.4" else "zarr.json")).read_text())
+    raw = doc["multiscales"] if version == "0.4" else doc["attributes"]["ome"]["multiscales"]
+    for d, r in zip(ms.datasets, raw[0]["datasets"], strict=True):
+        assert list(d.scale) == r["coordinateTransformations"][0]["scale"]
+        assert list(d.translation) == r["coordinateTransformations"][1]["translation"]
+
+
+def test_demo_cells():
+    g = zarrfs.open(str(DEMO / "images" / "cells"))
+    (ms,) = engine.multiscales(g)
+    assert ms.name == "cells" and ms.version == "0.5"
+    assert ms.axes == (Axis("c", "channel"), Axis("y", "space", "micrometer"),
+                       Axis("x", "space", "micrometer"))
+    assert ms.datasets[0] == Dataset("0", (1.0, 0.325, 0.325), (0.0, 0.0, 0.0))
+    assert [a.shape for a in levels(g, ms)] == [(2, 512, 512), (2, 256, 256), (2, 128, 128),
+                                                (2, 64, 64)]
+    assert engine.axis_names_of_level(g, "2") == ("c", "y", "x")
+    assert engine.axis_names_of_level(g, "nope") is None
+    assert engine.multiscales(g["0"]) == []  # an array is never a multiscale
+    assert engine.multiscales(zarrfs.open(str(DEMO))) == []
+
+
+@pytest.mark.parametrize("attrs, field", [
+    ({"multiscales": [{"datasets": [{"path": "0", "coordinateTransformations": [
+        {"type": "scale", "scale": ["one"]}]}]}]}, "scale"),
+    ({"multiscales": [{"axes": [{"name": "y"}, {"name": "x"}], "datasets": [
+        {"path": "0", "coordinateTransformations": [{"type": "scale", "scale": [1.0]}]}]}]},
+     "coordinateTransformations"),
+    ({"multiscales": [{"axes": {"name": "x"}, "datasets": []}]}, "axes"),
+    ({"multiscales": [{"axes": [{"type": "space"}], "datasets": []}]}, "axes"),
+    ({"ome": {"version": "0.5", "multiscales": [{"datasets": "0"}]}}, "multiscales"),
+    ({"multiscales": [{"datasets": [{"path": "0", "coordinateTransformations": [3]}]}]},
+     "coordinateTransformations"),
+])
+def test_malformed_fields_are_named(attrs, field):
+    with pytest.raises(engine.MetadataError) as info:
+        parse_multiscales(attrs, path="img")
+    assert info.value.field == field and "OME-Zarr" in info.value.message
+
+
+def test_dataset_naming_no_array(zarr_writer):
+    import numpy as np
+    import zarr
+
+    w = zarr_writer(np.zeros((4, 4), "u1"), path="img/0")
+    ome = {"version": "0.5", "multiscales": [{"axes": [{"name": "y"}, {"name": "x"}],
+                                              "datasets": [{"path": "0"}, {"path": "1"}]}]}
+    zarr.open_group(str(w.root / "img"), mode="r+").attrs.update({"ome": ome})
+    g = zarrfs.open(str(w.root))["img"]
+    (ms,) = engine.multiscales(g)
+    with pytest.raises(engine.MetadataError, match="'1'"):
+        levels(g, ms)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import MetadataError
+from .errors import MetadataError, ZarrfsError
 
 
 @dataclass(frozen=True)
@@ -52,11 +52,19 @@ def _transforms(entry: dict, where: str) -> tuple:
         if not isinstance(t, dict):
             raise MetadataError(f"{where}: coordinateTransformations entries must be objects",
                                 path=where, field="coordinateTransformations")
-        if t.get("type") == "scale" and isinstance(t.get("scale"), list):
-            scale = tuple(float(v) for v in t["scale"])
-        elif t.get("type") == "translation" and isinstance(t.get("translation"), list):
-            translation = tuple(float(v) for v in t["translation"])
+        if t.get("type") == "scale":
+            scale = _numbers(t.get("scale"), where, "scale")
+        elif t.get("type") == "translation":
+            translation = _numbers(t.get("translation"), where, "translation")
     return scale, translation
+
+
+def _numbers(values, where: str, field: str) -> tuple[float, ...]:
+    if not isinstance(values, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise MetadataError(f"{where}: {field} must be a list of numbers, got {values!r}",
+                            path=where, field=field)
+    return tuple(float(v) for v in values)
 
 
 def _axis(a, where: str) -> Axis:
@@ -87,7 +95,16 @@ def parse_multiscales(attrs: dict, *, path: str = "") -> list[Multiscale]:
                 raise MetadataError(f"{where}: dataset without a path: {d!r}", path=path,
                                     field="datasets")
             datasets.append(Dataset(d["path"], *_transforms(d, where)))
-        axes = tuple(_axis(a, where) for a in ms.get("axes") or [])
+        raw_axes = ms.get("axes") or []
+        if not isinstance(raw_axes, list):
+            raise MetadataError(f"{where}: axes must be a list", path=path, field="axes")
+        axes = tuple(_axis(a, where) for a in raw_axes)
+        for d in datasets:
+            for values in (d.scale, d.translation):
+                if axes and values is not None and len(values) != len(axes):
+                    raise MetadataError(
+                        f"{where}: dataset {d.path!r} has {len(values)} transform values "
+                        f"for {len(axes)} axes", path=path, field="coordinateTransformations")
         out.append(Multiscale(ms.get("name"), ms.get("version") or version, axes,
                               tuple(datasets)))
     return out
@@ -98,6 +115,27 @@ def multiscales(group) -> list[Multiscale]:
     if getattr(group, "kind", None) != "group":
         return []
     return parse_multiscales(group.attrs, path=group.path)
+
+
+def levels(group, multiscale: Multiscale) -> list:
+    """The pyramid's arrays, finest first, as engine ``Array`` objects.
+
+    A dataset path that names no array is malformed OME metadata (a ``MetadataError`` naming the
+    path), so that a caller walking a pyramid meets one kind of error, not a bare not-found.
+    """
+    out = []
+    for d in multiscale.datasets:
+        try:
+            node = group[d.path]
+        except ZarrfsError as exc:
+            raise MetadataError(f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be "
+                                f"opened: {exc.message}", path=group.path,
+                                field="datasets") from exc
+        if node.kind != "array":
+            raise MetadataError(f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, "
+                                f"not an array", path=group.path, field="datasets")
+        out.append(node)
+    return out
 
 
 def axis_names_of_level(parent, name: str) -> tuple[str, ...] | None:
