@@ -139,3 +139,136 @@ def test_tree_and_info_show_a_broken_child(store, capsys):
     assert "broken  (error:" in out and "'shape' is missing" in out and "line  7 float64" in out
     assert main(["info", str(root)]) == 0
     assert "broken  (error:" in capsys.readouterr().out
+
+
+DEMO_TREE = """\
+├── images/
+│   └── cells/
+│       ├── 0  2 x 512 x 512 uint8
+│       ├── 1  2 x 256 x 256 uint8
+│       ├── 2  2 x 128 x 128 uint8
+│       └── 3  2 x 64 x 64 uint8
+├── tables/
+│   ├── answer  () int64
+│   ├── names  16 string
+│   ├── profile  1000 float64
+│   └── records  100 [('id', '<i4'), ('x', '<f4'), ('y', '<f4'), ('area', '<f8')]
+└── volumes/
+    └── phantom  64 x 256 x 256 uint16
+"""
+
+
+def test_tree_of_demo_and_depth(capsys):
+    assert main(["tree", str(DEMO)]) == 0
+    out = capsys.readouterr().out
+    assert out == f"{DEMO}\n{DEMO_TREE}"
+    assert main(["tree", str(DEMO), "--depth", "1"]) == 0
+    assert capsys.readouterr().out == f"{DEMO}\n├── images/\n├── tables/\n└── volumes/\n"
+    assert main(["tree", str(DEMO / "tables" / "profile")]) == 0
+    assert capsys.readouterr().out == f"{DEMO / 'tables' / 'profile'}  1000 float64\n"
+
+
+def test_demo_v2_tree_info_get(tmp_path, capsys):
+    import zarr
+
+    v2 = DEMO.parent / "demo_v2.zarr"
+    assert main(["tree", str(v2)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "├── counts  100 x 120 int32", "└── nested/", "    └── ramp  500 float32"]
+    assert main(["info", str(v2 / "counts"), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["zarr_format"] == 2 and s["fill_value"] == -1 and s["chunks"] == [32, 40]
+    assert s["codecs"][-1]["name"] == "blosc" and s["attributes"] == {
+        "description": "row * 1000 + column"}
+    out = tmp_path / "counts.csv"
+    assert main(["get", str(v2 / "counts"), "[10:90:7, -5:]", "-o", str(out)]) == 0
+    expected = zarr.open_array(str(v2 / "counts"), mode="r")[10:90:7, -5:]
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", dtype="i4"), expected)
+
+
+def test_get_demo_stack_to_tiff_and_strings(tmp_path):
+    import zarr
+
+    out = tmp_path / "stack.tiff"
+    assert main(["get", str(DEMO / "volumes" / "phantom"), "[30:34, 100:180, ::2]",
+                 "-o", str(out)]) == 0
+    expected = zarr.open_array(str(DEMO / "volumes" / "phantom"), mode="r")[30:34, 100:180, ::2]
+    got = tifffile.imread(out)
+    assert got.dtype == np.uint16
+    np.testing.assert_array_equal(got, expected)
+    out = tmp_path / "names.npy"
+    assert main(["get", str(DEMO / "tables" / "names"), "[::-1]", "-o", str(out)]) == 0
+    names = zarr.open_array(str(DEMO / "tables" / "names"), mode="r")[...][::-1]
+    assert np.load(out).tolist() == [str(v) for v in names]
+    out = tmp_path / "profile.csv"
+    assert main(["get", str(DEMO / "tables" / "profile"), "[...]", "-o", str(out)]) == 0
+    profile = zarr.open_array(str(DEMO / "tables" / "profile"), mode="r")[...]
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=","), profile)  # %.17g round-trips
+
+
+def test_info_json_of_demo_as_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "zarrfs.cli", "info", "--json",
+                           str(DEMO / "volumes" / "phantom")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert s["shape"] == [64, 256, 256] and s["dtype"] == "uint16" and s["chunks"] == [16, 64, 64]
+    assert s["shards"] == [32, 128, 128] and s["dimension_names"] == ["z", "y", "x"]
+    (shard,) = s["codecs"]
+    inner = [c["name"] for c in shard["configuration"]["codecs"]]
+    assert shard["name"] == "sharding_indexed" and inner == ["bytes", "zstd"]
+    assert s["attributes"]["voxel_size_um"] == 0.5
+
+
+def test_errors_as_subprocess_are_one_line(tmp_path):
+    cmd = [sys.executable, "-m", "zarrfs.cli"]
+    proc = subprocess.run([*cmd, "get", str(tmp_path / "nope.zarr"), "[0]", "-o",
+                           str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("zarrfs: error: ")
+    proc = subprocess.run([*cmd, "get", str(DEMO / "tables" / "profile"), "[1:2:0]", "-o",
+                           str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "step" in proc.stderr
+    proc = subprocess.run([*cmd, "--debug", "info", str(tmp_path / "nope.zarr")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" in proc.stderr
+
+
+def test_usage_errors_exit_2(tmp_path, capsys):
+    for argv, words in [
+        (["get", str(DEMO), "[0]", "-o", str(tmp_path / "x.npy")], "is a group"),
+        (["get", str(DEMO / "tables" / "profile"), "[0]", "-o", str(tmp_path / "x.png")],
+         "unsupported output"),
+        (["get", str(DEMO / "tables" / "profile"), "[open('x')]", "-o", str(tmp_path / "x.npy")],
+         "invalid selection"),
+        (["info", str(DEMO), "-O", "novalue"], "key=value"),
+    ]:
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "x.npy").exists()
+
+
+def test_output_shape_errors_name_the_format(tmp_path, capsys):
+    profile = str(DEMO / "tables" / "profile")
+    assert main(["get", profile, "[:10]", "-o", str(tmp_path / "x.tif")]) == 1
+    assert "TIFF needs a 2-D selection" in capsys.readouterr().err
+    assert main(["get", str(DEMO / "tables" / "records"), "[:3]", "-o",
+                 str(tmp_path / "r.csv")]) == 1
+    assert "CSV cannot hold structured data" in capsys.readouterr().err
+
+
+def test_progress_bar_only_when_asked(store, tmp_path, monkeypatch, capsys):
+    import zarrfs.cli_get as cli_get
+    monkeypatch.setattr(cli_get, "_SLAB_BYTES", 2400)
+    root, data = store
+    vol = str(root / "g" / "vol")
+    assert main(["get", vol, "[...]", "-o", str(tmp_path / "a.npy")]) == 0
+    assert "reading" not in capsys.readouterr().err  # stderr is not a terminal here
+    assert main(["get", vol, "[...]", "-o", str(tmp_path / "b.npy"), "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "reading" in err and "0/4" in err  # tqdm redraws at its own pace: no final count
+    np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), data)

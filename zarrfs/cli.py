@@ -20,7 +20,8 @@ log = logging.getLogger(__name__)
 
 
 # ----------------------------------------------------------------- storage options
-def _option_value(text: str):
+def option_value(text: str):
+    """A ``key=value`` option's value: JSON when it parses (true, 3, {...}), else the string."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -42,7 +43,7 @@ def storage_options_from_args(args: argparse.Namespace) -> dict:
         target = options
         for p in parents:
             target = target.setdefault(p, {})
-        target[leaf] = _option_value(value)
+        target[leaf] = option_value(value)
     return options
 
 
@@ -111,7 +112,8 @@ def cmd_tree(args) -> int:
 
 
 def _shape(arr) -> str:
-    return f"{' x '.join(map(str, arr.shape)) or '()'} {arr.dtype}"
+    dtype = arr.data_type if arr.dtype.kind == "O" else arr.dtype  # "string", not "object"
+    return f"{' x '.join(map(str, arr.shape)) or '()'} {dtype}"
 
 
 def _print_tree(group, prefix: str, depth: int | None) -> None:
@@ -156,7 +158,8 @@ def cmd_get(args) -> int:
 
 
 # ----------------------------------------------------------------- parser
-def _common_parser() -> argparse.ArgumentParser:
+def common_parser() -> argparse.ArgumentParser:
+    """The storage-option flags every command that opens a store takes."""
     common = argparse.ArgumentParser(add_help=False)
     group = common.add_argument_group("storage options")
     group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")
@@ -176,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    common = _common_parser()
+    common = common_parser()
 
     p = sub.add_parser("info", parents=[common], help="a node's metadata as a summary")
     p.add_argument("url")

@@ -31,7 +31,7 @@ def test_array_values(zarr_writer):
     group = engine.summary(zarrfs.open(str(w.root)))
     assert group["kind"] == "group" and group["path"] == "/"
     assert group["members"] == [{"name": "array", "kind": "array", "shape": [6, 7],
-                                 "dtype": "float32"}]
+                                 "dtype": "float32", "data_type": "float32"}]
 
 
 def test_stored_size_and_ratio(zarr_writer):
@@ -104,6 +104,9 @@ def test_group_text_lists_members_and_ome():
     text = engine.format_summary(engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" /
                                                                 "images" / "cells"))))
     assert "0  2 x 512 x 512 uint8" in text and "3  2 x 64 x 64 uint8" in text
+    tables = engine.format_summary(engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" /
+                                                                  "tables"))))
+    assert "names  16 string" in tables and "answer  () (0-d) int64" in tables
     assert "OME-Zarr" in text and "y (micrometer)" in text and "levels 0, 1, 2, 3" in text
 
 

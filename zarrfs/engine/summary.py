@@ -91,7 +91,8 @@ def _group(node) -> dict:
             continue
         item = {"name": name, "kind": child.kind}
         if child.kind == "array":
-            item.update(shape=list(child.shape), dtype=str(child.dtype))
+            item.update(shape=list(child.shape), dtype=str(child.dtype),
+                        data_type=child.data_type)
         members.append(item)
     out: dict = {"members": members}
     ms = multiscales(node)
@@ -119,6 +120,11 @@ def summary(node, *, stored_size: bool = False) -> dict:
 
 def _dims(values) -> str:
     return " x ".join(str(v) for v in values) if values else "() (0-d)"
+
+
+def _member_dtype(m: dict) -> str:
+    """The NumPy dtype, except the spec's name for variable-length types (not "object")."""
+    return m.get("data_type", m["dtype"]) if m["dtype"] == "object" else m["dtype"]
 
 
 def format_summary(s: dict) -> str:
@@ -149,7 +155,7 @@ def format_summary(s: dict) -> str:
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
         members = [f"{m['name']}/" if m["kind"] == "group" else
                    f"{m['name']}  (error: {m['error']})" if m["kind"] == "error" else
-                   f"{m['name']}  {_dims(m['shape'])} {m['dtype']}" for m in s["members"]]
+                   f"{m['name']}  {_dims(m['shape'])} {_member_dtype(m)}" for m in s["members"]]
         rows.append(("members", "\n".join(members) if members else "none"))
         for m in s.get("multiscales", []):
             axes = ", ".join(a["name"] + (f" ({a['unit']})" if a.get("unit") else "")
