@@ -151,7 +151,7 @@ def cmd_get(args) -> int:
         raise UsageError(f"unsupported output {out.name!r}: use .npy, .tif or .csv")
     progress = args.progress or sys.stderr.isatty()
     data = read_selection(arr, selection, progress=progress)
-    write_output(data, out, suffix)
+    data = write_output(data, out, suffix)
     print(f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
           file=sys.stderr)
     return 0

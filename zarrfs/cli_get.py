@@ -64,15 +64,18 @@ def _bar(total: int, enabled: bool):
     return tqdm(total=total, unit="rows", desc="reading", leave=False)
 
 
-def write_output(data: np.ndarray, path: Path, suffix: str) -> None:
+def write_output(data: np.ndarray, path: Path, suffix: str) -> np.ndarray:
+    """Write ``data`` in the format ``suffix`` names; returns what was written (variable-length
+    strings and bytes go to .npy as fixed-width ``str``/``bytes``: .npy files never pickle)."""
     if suffix == ".npy":
-        np.save(path, data, allow_pickle=False) if data.dtype.kind != "O" else \
-            np.save(path, data.astype(str if all(isinstance(v, str) for v in data.flat)
-                                      else bytes), allow_pickle=False)
+        if data.dtype.kind == "O":
+            data = data.astype(str if all(isinstance(v, str) for v in data.flat) else bytes)
+        np.save(path, data, allow_pickle=False)
     elif suffix in (".tif", ".tiff"):
         _write_tiff(data, path)
     else:
         _write_csv(data, path)
+    return data
 
 
 def _write_tiff(data: np.ndarray, path: Path) -> None:
