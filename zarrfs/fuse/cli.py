@@ -7,7 +7,6 @@ storage flags (``--anon``, ``--endpoint-url``, ``-O key=value``). Nothing here l
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -73,41 +72,17 @@ def run_unmount(args: argparse.Namespace) -> int:
 
 
 def storage_options_from_args(args: argparse.Namespace) -> dict:
-    """The storage options of the common flags (the main CLI's helper when it has one)."""
-    try:
-        from zarrfs import cli as main_cli
+    """The storage options of the common flags, parsed as by every other command."""
+    from zarrfs.cli import storage_options_from_args as parse
 
-        helper = getattr(main_cli, "storage_options_from_args", None) or getattr(
-            main_cli, "storage_options", None
-        )
-    except ImportError:
-        helper = None
-    if helper is not None:
-        return dict(helper(args))
-    options: dict = {}
-    if getattr(args, "anon", False):
-        options["anon"] = True
-    if getattr(args, "endpoint_url", None):
-        options["endpoint_url"] = args.endpoint_url
-    for item in getattr(args, "storage_option", None) or getattr(args, "O", None) or []:
-        key, _, value = item.partition("=")
-        options[key] = _parse_value(value)
-    return options
-
-
-def _parse_value(text: str):
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+    return parse(args)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry point (``python -m zarrfs.fuse.cli mount ...``) for tests and helpers."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--anon", action="store_true")
-    common.add_argument("--endpoint-url")
-    common.add_argument("-O", dest="storage_option", action="append", default=[])
+    from zarrfs.cli import common_parser
+
+    common = common_parser()
     parser = argparse.ArgumentParser(prog="zarrfs")
     subparsers = parser.add_subparsers(required=True)
     add_parsers(subparsers, common)

@@ -9,7 +9,6 @@ SIGINT/SIGTERM/SIGHUP are handled by libfuse, which leaves its loop and unmounts
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -20,6 +19,7 @@ import tempfile
 from collections.abc import Callable
 
 import zarrfs.engine as engine
+from zarrfs.cli import option_value
 
 from .control import RingLogHandler, control_entries
 from .files import MountStats
@@ -216,21 +216,13 @@ def _root_opener(url: str, options: MountOptions, storage_options: dict):
     if options.endpoint_url:
         storage.setdefault("endpoint_url", options.endpoint_url)
     for key, value in options.storage:
-        storage.setdefault(key, _option_value(value))
+        storage.setdefault(key, option_value(value))
     consolidated = options.consolidated
 
     def open_root():
         return engine.open(url, consolidated=consolidated, **storage)
 
     return open_root
-
-
-def _option_value(text: str):
-    """``so.KEY=VALUE`` values are JSON when they parse (true, 3, {...}), else strings."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool):
