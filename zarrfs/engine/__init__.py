@@ -56,8 +56,10 @@ Process-wide
     (default 512 MiB or ``$ZARRFS_CACHE_BYTES``); ``clear_caches()`` also forgets shard indexes.
     ``stats()``: a dict snapshot of counters (requests, bytes_fetched, chunks_decoded,
     cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
-    ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``).
-    ``summary(node)`` / ``format_summary(summary_dict)``: what ``zarrfs info`` prints.
+    ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
+    multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
+    ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
+    prints; ``human_size(nbytes)``: sizes as the CLI, the mount and the viewer show them.
 
 Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
@@ -78,7 +80,7 @@ from .errors import (
     ZarrfsError,
 )
 from .hierarchy import Array, Group, Node, open
-from .ome import Axis, Dataset, Multiscale, axis_names_of_level, multiscales
+from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .summary import format_summary, human_size, summary
@@ -101,6 +103,7 @@ __all__ = [
     "axis_names_of_level",
     "format_summary",
     "human_size",
+    "levels",
     "multiscales",
     "summary",
     "ChunkEvent",
