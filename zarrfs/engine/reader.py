@@ -62,6 +62,10 @@ class ArrayReader:
         self.sharding = (codec if isinstance(codec, ShardingCodec) and not chain.array_array
                          and not chain.bytes_bytes else None)
         self.chunk_shape = self.sharding.chunk_shape if self.sharding else meta.chunk_shape
+        #: the codecs of one read chunk: the inner chain when shards are read partially
+        self.chain = self.sharding.codecs if self.sharding else meta.codecs
+        self._chunk_nbytes = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize
+        self._cps = self.sharding.chunks_per_shard(meta.chunk_shape) if self.sharding else None
         self.fill = fill_array(meta)
         self.spec = ChunkSpec(self.chunk_shape, meta.data_type.stored_dtype, meta.order,
                               meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill)
@@ -70,9 +74,8 @@ class ArrayReader:
     # ----------------------------------------------------------------- keys
     def chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
         """The store key holding this (read) chunk: its shard's key when sharded."""
-        if self.sharding:
-            cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
-            chunk_coords = tuple(c // n for c, n in zip(chunk_coords, cps, strict=True))
+        if self._cps:
+            chunk_coords = tuple(c // n for c, n in zip(chunk_coords, self._cps, strict=True))
         return self._prefix + self.meta.chunk_key_encoding.key(chunk_coords)
 
     def _cache_key(self, coords: tuple[int, ...]) -> tuple:
@@ -131,7 +134,7 @@ class ArrayReader:
             except ZarrfsError as exc:
                 data = exc
             value = data if data is _MISSING or isinstance(data, ZarrfsError) else \
-                self._guarded_decode(data, coords, targets, on_chunk, caching=False)
+                self._guarded_decode(data, coords, caching=False)
         if isinstance(value, BaseException):
             if isinstance(value, ZarrfsError):
                 self._failed(coords, value, targets, on_chunk)
@@ -142,7 +145,7 @@ class ArrayReader:
             self._place(value, targets, on_chunk)
         return None
 
-    def _guarded_decode(self, data, coords, targets, on_chunk, caching, dest=None):
+    def _guarded_decode(self, data, coords, caching, dest=None):
         try:
             return self._decode(data, coords, caching, dest)
         except ZarrfsError as exc:
@@ -168,10 +171,9 @@ class ArrayReader:
     @functools.cached_property
     def _decoded_dtype(self) -> np.dtype | None:
         """The dtype a direct-decoding chain produces in C order, when it can."""
-        chain = self.sharding.codecs if self.sharding else self.meta.codecs
-        if not chain.direct or self.meta.order != "C" or self.spec.dtype.kind == "O":
+        if not self.chain.direct or self.meta.order != "C" or self.spec.dtype.kind == "O":
             return None
-        codec = chain.array_bytes
+        codec = self.chain.array_bytes
         endian = codec.configuration.get("endian", "little") if codec.name == "bytes" else None
         dtype = self.spec.dtype
         if endian and (dtype.itemsize > 1 or dtype.fields):
@@ -182,10 +184,6 @@ class ArrayReader:
         if on_chunk:
             for req, _ in targets:
                 on_chunk(ChunkEvent(req.chunk_coords, "loaded", req.out_selection))
-
-    @property
-    def _chunk_nbytes(self) -> int:
-        return math.prod(self.chunk_shape) * self.meta.data_type.dtype.itemsize
 
     def _wait(self, futures: list[concurrent.futures.Future]) -> BaseException | None:
         """Wait for every task; the first failure, if any."""
@@ -242,22 +240,18 @@ class ArrayReader:
                 self._place_fill(coords, by_chunk[coords], on_chunk)
                 value = _MISSING
             else:
+                # straight into the output where it can (no copy), else into a buffer
                 dest = None if caching else self._direct_target(coords, by_chunk[coords])
-                if dest is not None:  # decoded straight into the output, no copy
-                    value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk,
-                                                 caching, dest)
-                    if not isinstance(value, ZarrfsError):
-                        decoded += 1
-                        self._placed(by_chunk[coords], on_chunk)
-                        inflight.publish(key, value, np.copy)  # the output is the caller's
-                        done.add(coords)
-                        continue
-                else:
-                    value = self._guarded_decode(data, coords, by_chunk[coords], on_chunk,
-                                                 caching)
+                value = self._guarded_decode(data, coords, caching, dest)
                 if isinstance(value, ZarrfsError):
                     self._failed(coords, value, by_chunk[coords], on_chunk)
                     first = first or value
+                elif dest is not None:
+                    decoded += 1
+                    self._placed(by_chunk[coords], on_chunk)
+                    inflight.publish(key, value, np.copy)  # the output is the caller's
+                    done.add(coords)
+                    continue
                 else:
                     decoded += 1
                     if caching:
@@ -282,7 +276,7 @@ class ArrayReader:
                 on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
 
     def _decode(self, raw: bytes, coords, caching: bool, dest=None) -> np.ndarray:
-        chain = self.sharding.codecs if self.sharding else self.meta.codecs
+        chain = self.chain
         try:
             if chain.direct:
                 buf = dest if dest is not None else np.empty(self._chunk_nbytes, np.uint8) \
@@ -297,8 +291,7 @@ class ArrayReader:
     def _place(self, chunk, targets, on_chunk) -> None:
         for req, out in targets:
             out[req.out_selection] = chunk[req.chunk_selection]
-            if on_chunk:
-                on_chunk(ChunkEvent(req.chunk_coords, "loaded", req.out_selection))
+        self._placed(targets, on_chunk)
 
     def _place_fill(self, coords, targets, on_chunk) -> None:
         stats.add(chunks_missing=1)
@@ -322,7 +315,7 @@ class ArrayReader:
         for c in coords_list:
             by_shard[self.chunk_key(c)].append(c)
         indexes, whole = self._shard_indexes(by_shard)
-        cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
+        cps = self._cps
         out: dict = {}
         wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
         for key, coords in by_shard.items():
@@ -361,14 +354,14 @@ class ArrayReader:
 
     def _inner_count(self, key_coords: tuple[int, ...]) -> int:
         """How many inner chunks of the shard with these coords lie inside the array."""
-        cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
+        cps = self._cps
         grid = [math.ceil(s / c) for s, c in zip(self.meta.shape, self.chunk_shape, strict=True)]
         return math.prod(min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid,
                                                                           strict=True))
 
     def _shard_indexes(self, by_shard: dict[str, list]) -> tuple[dict, dict]:
         """Every shard's index; shards read whole on the way come back in the second dict."""
-        cps = self.sharding.chunks_per_shard(self.meta.chunk_shape)
+        cps = self._cps
         found: dict[str, np.ndarray | None] = {}
         requests: list[tuple[str, ByteRequest, bool]] = []
         for key, coords in by_shard.items():

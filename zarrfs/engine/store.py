@@ -55,14 +55,6 @@ class ByteRequest:
     end: int | None = None
 
 
-def _is_absent(exc: BaseException) -> bool:
-    """The narrow set of errors that mean "no such object" (missing is a value, STYLE 6)."""
-    if isinstance(exc, FileNotFoundError):
-        return True
-    status = getattr(exc, "status", None) or getattr(exc, "code", None)
-    return status in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
-
-
 def _is_transient(exc: BaseException) -> bool:
     status = getattr(exc, "status", None) or getattr(exc, "code", None)
     if isinstance(status, int) and (status >= 500 or status == 429):
@@ -144,6 +136,9 @@ class Store:
         return bool(getattr(self.fs, "async_impl", False))
 
     def full_path(self, key: str) -> str:
+        """The filesystem path of a key ("" is the root itself)."""
+        if not key:
+            return self.root
         return f"{self.root}/{key}" if self.root else key
 
     # ------------------------------------------------------------------ reads
@@ -226,7 +221,10 @@ class Store:
         a KeyError only from zip archives, whose members raise it."""
         if isinstance(exc, KeyError):
             return "zip" in _protocols(self.fs)
-        return _is_absent(exc)
+        if isinstance(exc, FileNotFoundError):
+            return True
+        status = getattr(exc, "status", None) or getattr(exc, "code", None)
+        return status in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
 
     def _cat_ranges(self, paths, starts, ends) -> list:
         if self.is_async:  # cat_ranges, unlike cat, never expands glob characters in names
@@ -243,7 +241,7 @@ class Store:
     # --------------------------------------------------------------- listings
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(child directory names, child object names) directly under ``prefix``."""
-        path = self.full_path(prefix.strip("/")) if prefix.strip("/") else self.root
+        path = self.full_path(prefix.strip("/"))
         try:
             entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:
@@ -271,7 +269,7 @@ class Store:
 
     def list_prefix_sizes(self, prefix: str) -> dict[str, int]:
         """Every object below ``prefix`` with its size (for stored-size summaries)."""
-        path = self.full_path(prefix.strip("/")) if prefix.strip("/") else self.root
+        path = self.full_path(prefix.strip("/"))
         try:
             found = self.fs.find(path, detail=True)
         except FileNotFoundError:
