@@ -36,23 +36,12 @@ def parse_bytes(text: str) -> int:
     return int(text)
 
 
-def storage_options_from(args: argparse.Namespace, url: str | None) -> dict:
-    """Reuse ``zarrfs.cli``'s parsing of the shared storage flags when it offers one."""
-    try:
-        from zarrfs import cli as zcli
+def storage_options_from(args: argparse.Namespace, url: str | None = None) -> dict:
+    """The storage options of the shared flags, parsed by ``zarrfs.cli`` as for every
+    command (``url`` is accepted for callers that pass it; the flags alone decide)."""
+    from zarrfs.cli import storage_options_from_args
 
-        for name in ("storage_options_from_args", "storage_options", "build_storage_options"):
-            func = getattr(zcli, name, None)
-            if callable(func):
-                return func(args)
-    except Exception:  # zarrfs.cli missing or its helper has another shape: parse here
-        logger.debug("falling back to the viewer's storage option parsing", exc_info=True)
-    from .open_dialog import build_storage_options
-
-    extra = getattr(args, "option", None) or getattr(args, "options", None) or []
-    return build_storage_options(url or "", anon=bool(getattr(args, "anon", False)),
-                                 endpoint_url=getattr(args, "endpoint_url", None),
-                                 profile=getattr(args, "profile", None), extra=list(extra))
+    return storage_options_from_args(args)
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
