@@ -39,9 +39,11 @@ class PlaneLoader(QObject):
         self._open_tiles: set[int] = set()
         self._prefetch: dict[tuple, list] = {}
         self.dropped_events = 0
+        self.failed_regions: dict[int, list] = {}
         self._closed = False
         self._array = None
         self._fine_started = True
+        self._preview_drawable = False
         init_relay()
         self._handle = gui_handle(self)
         self._poll = QTimer(self)
@@ -68,7 +70,8 @@ class PlaneLoader(QObject):
 
         With a preview (``request.coarse_tiles``) it is read first, alone; the fine tiles are
         submitted (``start_fine``) once the first preview pixels are drawn, or when every preview
-        tile has reported, at lower priority than what is left of the preview. The first picture
+        tile has reported with nothing to draw, at lower priority than what is left of the
+        preview. The first picture
         then needs only a few of the preview's chunks, which the fine pass finds again in the
         engine's cache. Indices: fine tiles first (0 .. n-1), then the preview's.
         """
@@ -76,8 +79,10 @@ class PlaneLoader(QObject):
         self.generation, self.request, self._array = request.generation, request, array
         total, fine = len(request.tiles) + len(request.coarse_tiles), len(request.tiles)
         self.futures, self._expected, self._seen = [None] * total, [0] * total, [0] * total
+        self.failed_regions: dict[int, list] = {}  # tile index -> out selections of failed chunks
         self._open_tiles = set(range(total))
         self._fine_started = not request.coarse_tiles
+        self._preview_drawable = False  # a preview chunk landed: a paint will start the fine pass
         first = range(fine, total) if request.coarse_tiles else range(total)
         self._poll.start()
         self._submit_tiles(first)
@@ -113,9 +118,11 @@ class PlaneLoader(QObject):
         self._submit_tiles(range(len(self.request.tiles)))
 
     def _maybe_start_fine(self) -> None:
-        """Once the preview has reported (or failed), whether drawn or not."""
+        """Once the preview has reported with nothing to draw (every chunk failed): then no
+        paint will start the fine pass. When it has pixels, the redraw they schedule draws
+        them and starts it (``start_fine``), so the first picture is the preview's."""
         request = self.request
-        if self._fine_started or request is None:
+        if self._fine_started or request is None or self._preview_drawable:
             return
         if not any(index >= len(request.tiles) for index in self._open_tiles):
             self.start_fine()
@@ -189,10 +196,15 @@ class PlaneLoader(QObject):
             coords2 = (coords[request.y_axis], coords[request.x_axis])
             self.chunk_state.emit(generation, coords2, status)
         if status == "failed":
+            selection = getattr(event, "out_selection", None)
+            if selection is not None:
+                self.failed_regions.setdefault(index, []).append(selection)
             error = getattr(event, "error", None) or RuntimeError("chunk failed")
             self.failed.emit(generation, messages.describe(
                 error, node=self.request.level_path,
                 chunk=tuple(coords) if coords is not None else None))
+        if index >= len(self.request.tiles) and status != "failed":
+            self._preview_drawable = True
         self._seen[index] += 1
         self.tile_landed.emit(generation, index)
         if self._seen[index] >= self._expected[index]:

@@ -175,6 +175,7 @@ class PlaneController(QObject):
             self.coarse_display, self._coarse_rows, self._coarse_cols = None, None, None
             return
         self.coarse_display = np.zeros((c.ny, c.nx), dtype=shown)
+        self._coarse_good = np.zeros((c.ny, c.nx), dtype=bool)  # preview pixels that decoded
         self._coarse_rows, self._coarse_cols = coarse_index(g, c)
 
     # -- results ---------------------------------------------------------------------------------
@@ -202,12 +203,23 @@ class PlaneController(QObject):
     def _tile_block(self, tile, future):
         """The tile's data as (rows, cols) of the plane on screen, or ``None`` if not there."""
         out = getattr(future, "out", None)
-        if out is None:
-            return None
-        block = np.asarray(out)
+        return None if out is None else self._as_block(np.asarray(out))
+
+    def _as_block(self, block: np.ndarray) -> np.ndarray:
         if block.ndim != 2:
             block = block.reshape(block.shape[-2:]) if block.size else block
         return block.T if self.request.y_axis > self.request.x_axis else block
+
+    def _good(self, index: int, future) -> np.ndarray | None:
+        """Which pixels of a tile hold decoded data (None: all): a failed chunk's part of the
+        read buffer was never written, and must not be drawn as if it were data."""
+        regions = self.loader.failed_regions.get(index)
+        if not regions:
+            return None
+        good = np.ones(np.shape(future.out), dtype=bool)
+        for selection in regions:
+            good[selection] = False
+        return self._as_block(good)
 
     def _copy_tile(self, index: int) -> None:
         request, state = self.request, self.state
@@ -215,15 +227,21 @@ class PlaneController(QObject):
             self._copy_coarse(index - len(request.tiles))
             return
         tile = request.tiles[index]
-        block = self._tile_block(tile, self.loader.futures[index])
+        future = self.loader.futures[index]
+        block = self._tile_block(tile, future)
         if block is None:
             return
         rows, cols = tile.out_rows, tile.out_cols
+        good = self._good(index, future)
         try:
             self.raw[rows, cols] = block
             self.display[rows, cols] = transforms.to_display(
                 block, field_name=state.field_name, complex_mode=state.complex_mode)
-            self.loaded[rows, cols] = True
+            if good is None:
+                self.loaded[rows, cols] = True
+            else:  # failed chunks stay blank and not loaded (the preview may still cover them)
+                self.display[rows, cols][~good] = 0
+                self.loaded[rows, cols] = good
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
 
@@ -231,22 +249,26 @@ class PlaneController(QObject):
         """Draw a preview tile over every fine pixel it covers that is not loaded yet."""
         request, state = self.request, self.state
         tile = request.coarse_tiles[index]
-        block = self._tile_block(tile, self.loader.futures[len(request.tiles) + index])
+        future = self.loader.futures[len(request.tiles) + index]
+        block = self._tile_block(tile, future)
         if block is None or self.coarse_display is None:
             return
         rows, cols = tile.out_rows, tile.out_cols
+        good = self._good(len(request.tiles) + index, future)
         try:
             self.coarse_display[rows, cols] = transforms.to_display(
                 block, field_name=state.field_name, complex_mode=state.complex_mode)
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
             return
+        self._coarse_good[rows, cols] = True if good is None else good
         r0, r1 = np.searchsorted(self._coarse_rows, (rows.start, rows.stop))
         c0, c1 = np.searchsorted(self._coarse_cols, (cols.start, cols.stop))
         if r0 == r1 or c0 == c1:
             return
-        values = self.coarse_display[np.ix_(self._coarse_rows[r0:r1], self._coarse_cols[c0:c1])]
-        free = ~self.loaded[r0:r1, c0:c1]
+        where = np.ix_(self._coarse_rows[r0:r1], self._coarse_cols[c0:c1])
+        values = self.coarse_display[where]
+        free = ~self.loaded[r0:r1, c0:c1] & self._coarse_good[where]
         np.copyto(self.display[r0:r1, c0:c1], values, where=free)
         self.approx[r0:r1, c0:c1] |= free
 

@@ -69,3 +69,30 @@ def test_first_picture_comes_from_a_few_chunks_then_the_plane_is_refined(window,
     assert controller.loaded.all()
     # the preview's chunks were decoded once for both passes
     assert engine.stats()["chunks_decoded"] == len(touched)
+
+
+def test_a_preview_with_nothing_to_draw_still_starts_the_fine_pass(window, idle, tmp_path):
+    """Every preview chunk corrupt: no paint can start the refinement, so the loader does once
+    the preview has reported; the chunks the preview did not touch still draw."""
+    data = np.arange(2000 * 2400, dtype=np.uint16).reshape(2000, 2400)
+    arr = zarr.create_array(tmp_path / "wide.zarr", shape=data.shape, chunks=(100, 100),
+                            dtype="uint16")
+    arr[:] = data
+    controller = window.image.controller
+    engine.clear_caches()
+    window.open_store(str(tmp_path / "wide.zarr"), {})
+    idle(window, 60)
+    request = controller.request
+    preview = {c for t in request.coarse_tiles for c in t.chunk_coords}
+    assert preview  # the view is large enough for a preview
+    for coords in preview:  # corrupt exactly the preview's chunks, then show the plane again
+        (tmp_path / "wide.zarr" / "c" / str(coords[0]) / str(coords[1])).write_bytes(b"junk")
+    engine.clear_caches()
+    window.image.refresh(force=True)
+    idle(window, 60)
+    loader = controller.loader
+    fine = len(controller.request.tiles)
+    assert controller.request.coarse_tiles, "the reload was previewed again"
+    assert all(f is not None for f in loader.futures[:fine]), "the fine pass never started"
+    touched = {c for t in controller.request.tiles for c in t.chunk_coords}
+    assert controller.loaded.any() and len(touched) > len(preview)

@@ -34,6 +34,10 @@ def test_corrupt_chunk_shows_error_and_rest_of_plane(window, idle, tmp_path):
     np.testing.assert_array_equal(image[32:, 32:], data[0, 32:, 32:])  # chunk (1,1)
     assert view.grid_item.state((1, 0)) == "failed"
     assert view.grid_item.state((0, 0)) == "loaded"
+    # the failed chunk's pixels were never decoded: blank, not loaded, no value under the cursor
+    assert not view.controller.loaded[32:, :32].any() and view.controller.loaded[:32].all()
+    assert (image[32:, :32] == 0).all()
+    assert view.controller.value_at(40.5, 10.5) is None
 
 
 def test_slider_sweep_decodes_a_bounded_number_of_abandoned_chunks(
