@@ -219,7 +219,7 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
     import zarrfs.engine.reader as reader
     used = []
     real = reader._scratch
-    monkeypatch.setattr(reader, "_scratch", lambda n: used.append(n) or real(n))
+    monkeypatch.setattr(reader, "_scratch", lambda n, *a: used.append(n) or real(n, *a))
     data = _volume((3, 64, 48))
     for options in [dict(zarr_format=3, compressors=zc.BloscCodec(cname="lz4")),
                     dict(zarr_format=2, compressors=numcodecs.Blosc()),

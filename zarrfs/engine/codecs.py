@@ -143,23 +143,23 @@ class CodecChain:
             return False
         if not self.bytes_bytes:
             return True
-        return len(self.bytes_bytes) == 1 and hasattr(self.bytes_bytes[0], "decoded_size")
+        return len(self.bytes_bytes) == 1 and hasattr(self.bytes_bytes[0], "decode_into")
 
-    def decode_into(self, data: Any, spec: ChunkSpec, buf: np.ndarray) -> np.ndarray:
-        """Like :meth:`decode`, with the decoded bytes written into ``buf`` (flat uint8 of the
-        chunk's size); the result is a view of ``buf``."""
+    def decode_bytes_into(self, data: Any, buf: np.ndarray) -> None:
+        """Write the bytes the array->bytes codec would decode (a :attr:`direct` chain) into
+        ``buf``, flat uint8 of exactly the chunk's size."""
         if not self.bytes_bytes:
             if len(data) != buf.nbytes:
                 raise ChunkDecodeError(f"chunk holds {len(data)} bytes, expected {buf.nbytes}",
                                        codec=self.array_bytes.name)
             buf[...] = np.frombuffer(data, dtype=np.uint8)
-        else:
-            codec = self.bytes_bytes[0]
-            size = _run(codec, data, "size")
-            if size != buf.nbytes:
-                raise ChunkDecodeError(f"chunk decodes to {size} bytes, expected {buf.nbytes}",
-                                       codec=codec.name)
-            _run(codec, (data, buf), "into")
+        else:  # the codec checks the decoded size against buf before it writes
+            _run(self.bytes_bytes[0], (data, buf), "into")
+
+    def decode_into(self, data: Any, spec: ChunkSpec, buf: np.ndarray) -> np.ndarray:
+        """Like :meth:`decode`, with the decoded bytes written into ``buf`` (flat uint8 of the
+        chunk's size); the result is a view of ``buf``."""
+        self.decode_bytes_into(data, buf)
         return _run(self.array_bytes, buf, spec)
 
     def decode(self, data: Any, spec: ChunkSpec) -> np.ndarray:
@@ -179,8 +179,6 @@ class CodecChain:
 def _run(codec: Codec, data: Any, spec: ChunkSpec | str | None) -> Any:
     """Run one codec, turning its failures into ChunkDecodeError naming it."""
     try:
-        if spec == "size":
-            return codec.decoded_size(data)  # type: ignore[attr-defined]
         if spec == "into":
             return codec.decode_into(*data)  # type: ignore[attr-defined]
         return codec.decode(data, spec)

@@ -8,9 +8,11 @@ that could run code on load (``pickle``) are refused, never instantiated.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import replace
 
 import numcodecs
+import numcodecs.blosc
 import numpy as np
 from numcodecs.compat import ensure_ndarray_like
 
@@ -98,27 +100,42 @@ class NumcodecsArrayBytes(_Wrapped):
 
 
 class _SizedMixin:
-    """Compressors whose frame header says the decoded size: they may decode into a buffer."""
+    """Compressors whose frame header says the decoded size: they decode straight into a given
+    buffer, after checking that size against it (a short chunk never leaves stale bytes)."""
 
     impl: numcodecs.abc.Codec
 
+    def decoded_size(self, data) -> int:
+        raise NotImplementedError
+
     def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
-        return self.impl.decode(data, out=buf)
+        size = self.decoded_size(data)
+        if size != buf.nbytes:
+            raise ChunkDecodeError(f"chunk decodes to {size} bytes, expected {buf.nbytes}",
+                                   codec=self.name)
+        self._decompress(data, buf)
+        return buf
+
+    def _decompress(self, data, buf: np.ndarray) -> None:
+        self.impl.decode(data, out=buf)
+
+
+_BLOSC_HEADER = struct.Struct("<4xI4xI")  # Blosc1: decoded size at bytes 4-8, stored at 12-16
 
 
 def blosc_nbytes(data) -> int:
-    """The decoded size from a Blosc1 header (bytes 4-8, little-endian; the Blosc format),
-    after checking that the buffer is as long as the header says (bytes 12-16): numcodecs does
-    not, and a truncated chunk would decode to wrong values, reading past the buffer's end."""
-    view = memoryview(data).cast("B")
-    if len(view) < 16:
-        raise ChunkDecodeError(f"blosc chunk of {len(view)} bytes is shorter than its header",
+    """The decoded size from a Blosc1 header, after checking that the buffer is as long as the
+    header says: numcodecs does not, and a truncated chunk would decode to wrong values,
+    reading past the buffer's end."""
+    size = len(data) if type(data) is bytes else memoryview(data).nbytes
+    if size < 16:
+        raise ChunkDecodeError(f"blosc chunk of {size} bytes is shorter than its header",
                                codec="blosc")
-    cbytes = int.from_bytes(view[12:16], "little")
-    if cbytes != len(view):
-        raise ChunkDecodeError(f"blosc chunk holds {len(view)} bytes, its header says {cbytes}: "
+    nbytes, cbytes = _BLOSC_HEADER.unpack_from(data)
+    if cbytes != size:
+        raise ChunkDecodeError(f"blosc chunk holds {size} bytes, its header says {cbytes}: "
                                "truncated or corrupt", codec="blosc")
-    return int.from_bytes(view[4:8], "little")
+    return nbytes
 
 
 class _CheckedBlosc(_SizedMixin):
@@ -129,9 +146,10 @@ class _CheckedBlosc(_SizedMixin):
         blosc_nbytes(data)
         return self.impl.decode(data)
 
-    def decode_into(self, data, buf):
-        blosc_nbytes(data)
-        return self.impl.decode(data, out=buf)
+    def _decompress(self, data, buf):
+        # the module function Blosc.decode calls, without its per-call buffer checks: the
+        # header was checked above, and the input is the bytes a store returned
+        numcodecs.blosc.decompress(data, buf)
 
 
 class SizedBlosc(_CheckedBlosc, NumcodecsBytes):

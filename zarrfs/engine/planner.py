@@ -15,6 +15,7 @@ import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import SelectionError
 
@@ -37,8 +38,9 @@ class DimSelection:
         return self.start + (self.count - 1) * self.step + 1 if self.count else self.start
 
 
-@dataclass(frozen=True)
-class ChunkRequest:
+class ChunkRequest(NamedTuple):
+    """One chunk of a plan (a named tuple: plans of thousands of chunks are built per read)."""
+
     chunk_coords: tuple[int, ...]
     chunk_selection: tuple[slice | int, ...]
     out_selection: tuple[slice, ...]
@@ -122,17 +124,19 @@ def plan(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...],
     """Every chunk the selection touches, in C order of chunk coordinates."""
     if any(d.count == 0 for d in dims):
         return []
-    per_dim = [list(_dim_pieces(d, c)) for d, c in zip(dims, chunk_shape, strict=True)]
+    if not dims:  # a 0-d array: its one chunk, whole
+        return [ChunkRequest((), (), (), True)]
+    per_dim = []
+    for d, c, n in zip(dims, chunk_shape, shape, strict=True):
+        per_dim.append([(k, in_chunk, out, whole or (c * (k + 1) > n
+                                                     and _covers_to_edge(in_chunk, k, c, n)))
+                        for k, in_chunk, out, whole in _dim_pieces(d, c)])
+    kept = [i for i, d in enumerate(dims) if not d.drop]
     requests = []
     for combo in itertools.product(*per_dim):
-        coords = tuple(p[0] for p in combo)
-        whole = all(p[3] or (c * (k + 1) > n and _covers_to_edge(p[1], k, c, n))
-                    for p, c, n, k in zip(combo, chunk_shape, shape, coords, strict=True))
-        requests.append(ChunkRequest(
-            chunk_coords=coords,
-            chunk_selection=tuple(p[1] for p in combo),
-            out_selection=tuple(p[2] for p in combo if p[2] is not None),
-            whole_chunk=whole))
+        coords, in_chunk, out, whole = zip(*combo, strict=True)
+        requests.append(ChunkRequest(coords, in_chunk, tuple([out[i] for i in kept]),
+                                     all(whole)))
     return requests
 
 

@@ -115,7 +115,7 @@ class ArrayReader:
                 raise
             futures = [scheduler.run_decode(
                 self._job(batch, located, by_chunk, token, on_chunk, caching), priority)
-                for batch in _batches(mine)]
+                for batch in _batches(mine, self._chunk_nbytes)]
         first = self._wait(futures)
         for i, slot in waited:
             first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
@@ -151,21 +151,18 @@ class ArrayReader:
         except ZarrfsError as exc:
             return exc
 
-    def _direct_target(self, coords, targets) -> np.ndarray | None:
+    def _direct_target(self, targets) -> np.ndarray | None:
         """The output memory (flat bytes) a chunk can be decoded into directly: one target
         reading the whole chunk, inside the array, into a C-contiguous region of the same
         dtype and byte order as the decoded chunk; else None."""
-        if len(targets) != 1 or self._decoded_dtype is None:
+        if len(targets) != 1:
             return None
         req, out = targets[0]
         if not req.whole_chunk or out.dtype != self._decoded_dtype:
             return None
-        if any((c + 1) * n > s for c, n, s in zip(coords, self.chunk_shape, self.meta.shape,
-                                                   strict=True)):
-            return None  # an edge chunk overhangs the array: its region is smaller
         region = out[(*req.out_selection, ...)]  # "..." keeps a 0-d region a view, not a copy
-        if not region.flags.c_contiguous or region.nbytes != self._chunk_nbytes:
-            return None
+        if region.nbytes != self._chunk_nbytes or not region.flags.c_contiguous:
+            return None  # (an edge chunk that overhangs the array has a smaller region)
         return region.reshape(-1).view(np.uint8)
 
     @functools.cached_property
@@ -188,6 +185,7 @@ class ArrayReader:
     def _wait(self, futures: list[concurrent.futures.Future]) -> BaseException | None:
         """Wait for every task; the first failure, if any."""
         first: BaseException | None = None
+        concurrent.futures.wait(futures)  # one wake-up at the end, not one per task
         for f in futures:
             try:
                 f.result()
@@ -226,38 +224,36 @@ class ArrayReader:
             raise
         first: BaseException | None = None
         t0, decoded = time.perf_counter(), 0
+        url, path, publish = self.store.url, self.path, inflight.publish
+        # chunks may decode straight into the output only when they are not kept
+        direct = not caching and self._decoded_dtype is not None
         for coords in batch:
             if token.cancelled:
                 break
-            key, data = self._cache_key(coords), raw[coords]
+            targets, data, share = by_chunk[coords], raw[coords], _share
             if isinstance(data, ZarrfsError):  # this chunk could not be fetched: only this one
-                self._failed(coords, data, by_chunk[coords], on_chunk)
-                inflight.publish(key, data)
-                done.add(coords)
-                first = first or data
-                continue
-            if data is _MISSING:
-                self._place_fill(coords, by_chunk[coords], on_chunk)
+                self._failed(coords, data, targets, on_chunk)
+                first, value = first or data, data
+            elif data is _MISSING:
+                self._place_fill(coords, targets, on_chunk)
                 value = _MISSING
             else:
-                # straight into the output where it can (no copy), else into a buffer
-                dest = None if caching else self._direct_target(coords, by_chunk[coords])
-                value = self._guarded_decode(data, coords, caching, dest)
-                if isinstance(value, ZarrfsError):
-                    self._failed(coords, value, by_chunk[coords], on_chunk)
-                    first = first or value
-                elif dest is not None:
-                    decoded += 1
-                    self._placed(by_chunk[coords], on_chunk)
-                    inflight.publish(key, value, np.copy)  # the output is the caller's
-                    done.add(coords)
-                    continue
+                dest = self._direct_target(targets) if direct else None
+                try:
+                    value = self._decode(data, coords, caching, dest)
+                except ZarrfsError as exc:
+                    self._failed(coords, exc, targets, on_chunk)
+                    first, value = first or exc, exc
                 else:
                     decoded += 1
-                    if caching:
-                        cache.chunks.put(key, value)
-                    self._place(value, by_chunk[coords], on_chunk)
-            inflight.publish(key, value, _share)
+                    if dest is not None:  # already in place; the output is the caller's
+                        self._placed(targets, on_chunk)
+                        share = np.copy
+                    else:
+                        if caching:
+                            cache.chunks.put((url, path, coords), value)
+                        self._place(value, targets, on_chunk)
+            publish((url, path, coords), value, share)
             done.add(coords)
         stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
         if first is not None:
@@ -278,9 +274,14 @@ class ArrayReader:
     def _decode(self, raw: bytes, coords, caching: bool, dest=None) -> np.ndarray:
         chain = self.chain
         try:
+            dtype = self._decoded_dtype
+            if dtype is not None and dest is None and not caching:  # the common, hot case
+                flat, chunk = _scratch(self._chunk_nbytes, dtype, self.chunk_shape)
+                chain.decode_bytes_into(raw, flat)
+                return chunk
             if chain.direct:
                 buf = dest if dest is not None else np.empty(self._chunk_nbytes, np.uint8) \
-                    if caching else _scratch(self._chunk_nbytes)
+                    if caching else _scratch(self._chunk_nbytes, np.uint8, (-1,))[0]
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
@@ -402,23 +403,34 @@ class ArrayReader:
         return found, whole
 
 
-def _batches(pending: list) -> list[list]:
-    """Chunks grouped into tasks: enough tasks to keep every worker busy, few enough that
-    per-task overhead stays small next to decoding."""
-    workers = scheduler.decode_workers()
-    size = max(1, min(16, math.ceil(len(pending) / (4 * workers))))
+#: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
+#: little enough that a visible read never waits long behind a prefetch's task
+_BATCH_BYTES = 4 << 20
+
+
+def _batches(pending: list, chunk_nbytes: int) -> list[list]:
+    """Chunks grouped into tasks: two per worker where the budget allows (each task costs
+    Python time under the GIL, and both workers contend for it), more for large reads."""
+    per_task = math.ceil(len(pending) / (2 * scheduler.decode_workers()))
+    size = max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
     return [pending[i:i + size] for i in range(0, len(pending), size)]
 
 
 _local = threading.local()
 
 
-def _scratch(nbytes: int) -> np.ndarray:
-    """A per-thread reusable buffer for chunks that are not kept in the cache."""
+def _scratch(nbytes: int, dtype: np.dtype, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A per-thread reusable buffer for chunks that are not kept in the cache: its first
+    ``nbytes`` flat, and the same bytes as an array of ``dtype`` and ``shape``."""
+    key = (nbytes, dtype, shape)
+    if getattr(_local, "key", None) == key:
+        return _local.views
     buf = getattr(_local, "buf", None)
     if buf is None or buf.nbytes < nbytes:
         buf = _local.buf = np.empty(nbytes, np.uint8)
-    return buf[:nbytes]
+    flat = buf[:nbytes]
+    _local.key, _local.views = key, (flat, flat.view(dtype).reshape(shape))
+    return _local.views
 
 
 class _Missing:

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import fsspec
 from fsspec.core import url_to_fs
@@ -45,8 +46,7 @@ def _timeout() -> float:
         return 30.0
 
 
-@dataclass(frozen=True)
-class ByteRequest:
+class ByteRequest(NamedTuple):
     """One read: a whole object (``start is None``), a range ``[start, end)``, or a suffix
     (``start < 0`` and ``end is None``: the last ``-start`` bytes)."""
 
@@ -191,7 +191,6 @@ class Store:
 
     def _fetch_once(self, requests: Sequence[ByteRequest]) -> list[Fetched | BaseException]:
         paths = [self.full_path(r.key) for r in requests]
-        stats.add(requests=len(requests))
         try:
             raw = self._cat_ranges(paths, [r.start for r in requests], [r.end for r in requests])
         except Exception as exc:  # noqa: BLE001 - the whole batch failed (e.g. connection refused)
@@ -200,12 +199,13 @@ class Store:
                    StoreError(f"reading {len(paths)} objects from {self.url} failed: "
                               f"{_describe(exc)}", path=self.url)] * len(paths)
         out: list[Fetched | BaseException] = []
+        fetched = 0
         for req, r in zip(requests, raw, strict=True):
             if isinstance(r, BaseException):
                 out.append(None if self._is_absent(r) else r)
                 continue
             data = bytes(r) if not isinstance(r, bytes) else r
-            stats.add(bytes_fetched=len(data))
+            fetched += len(data)
             want = _range_length(req)
             if want is not None and len(data) > want:
                 # a server may ignore Range and answer 200 with the whole object (RFC 9110,
@@ -214,6 +214,7 @@ class Store:
                          req.key)
                 data = data[req.start:req.end] if req.start >= 0 else data[req.start:]
             out.append(data)
+        stats.add(requests=len(requests), bytes_fetched=fetched)
         return out
 
     def _is_absent(self, exc: BaseException) -> bool:
