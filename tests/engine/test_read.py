@@ -258,3 +258,25 @@ def test_reads_work_in_a_forked_child(zarr_writer):
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_submit_without_keeping_whole_chunks(zarr_writer):
+    """keep_whole_chunks=False (the mount's sequential read-ahead): chunks the selection covers
+    whole are decoded into the output and not kept; chunks it covers in part are kept, for the
+    neighbouring read; the values are the same either way."""
+    data = _volume((2, 64, 48))
+    w = zarr_writer(data, chunks=(1, 16, 16), zarr_format=3)
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.clear_caches()
+    try:
+        # rows 8-39 of plane 1: rows 16-31 are whole chunks (3 of them), rows 8-15 and 32-39
+        # cut 6 chunks in part
+        got = arr.submit((1, slice(8, 40)), keep_whole_chunks=False).result(timeout=30)
+        np.testing.assert_array_equal(got, data[1, 8:40])
+        assert engine.cache_info()["items"] == 6
+        engine.clear_caches()
+        got = arr.submit((1, slice(8, 40))).result(timeout=30)
+        np.testing.assert_array_equal(got, data[1, 8:40])
+        assert engine.cache_info()["items"] == 9
+    finally:
+        engine.clear_caches()

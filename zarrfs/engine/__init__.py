@@ -38,14 +38,16 @@ Array
     ``array.read(selection, out=None)``: the same, always an ``ndarray``.
     ``array.read_flat(start, stop)``: elements ``start:stop`` of the C-order flattened array as
     a 1-D ``ndarray`` (decodes only the chunks under that range; the mount's byte reads).
-    ``array.submit(selection, priority=0, on_chunk=None, out=None) -> ReadFuture``: a
+    ``array.submit(selection, priority=0, on_chunk=None, out=None, keep_whole_chunks=True)``: a
     background read. Lower ``priority`` runs first (``PRIORITY_VISIBLE``, ``PRIORITY_PREFETCH``).
     ``on_chunk(ChunkEvent)`` is called from a worker thread as each chunk lands in
     ``future.out`` (status "loaded", "missing" or "failed"). ``ReadFuture``: ``result(timeout)``,
     ``cancel()`` (what has not started is skipped; ``result`` raises ``ReadCancelled``),
     ``cancelled()``, ``done()``, ``exception()``, ``add_done_callback(fn)``. A failed chunk does
     not stop the others: the read finishes what it can, then raises the first failure.
-    Concurrent reads of one chunk fetch and decode it once.
+    Concurrent reads of one chunk fetch and decode it once. ``keep_whole_chunks=False``:
+    chunks the selection covers whole skip the shared cache (a streaming reader that never
+    returns to them); chunks it covers in part are still kept for the neighbouring read.
     ``array.chunk_key(chunk_coords)``, ``array.chunk_region(chunk_coords)`` (slices in array
     coordinates), ``array.chunks_in(selection)`` (chunk coords a selection touches),
     ``array.stored_size()`` (bytes of stored chunk objects; lists the store; ``None`` over HTTP,

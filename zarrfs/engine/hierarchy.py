@@ -316,8 +316,11 @@ class Array(Node):
         return result
 
     def submit(self, selection=..., priority: int = scheduler.PRIORITY_VISIBLE,
-               on_chunk=None, out: np.ndarray | None = None) -> scheduler.ReadFuture:
-        """A background read; see the package docstring."""
+               on_chunk=None, out: np.ndarray | None = None,
+               keep_whole_chunks: bool = True) -> scheduler.ReadFuture:
+        """A background read; see the package docstring. ``keep_whole_chunks=False``: chunks
+        the selection covers whole are not kept in the shared cache (a streaming reader that
+        never comes back to them saves the memory and a copy); chunks it covers in part are."""
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
@@ -326,7 +329,7 @@ class Array(Node):
 
         def work():
             self._reader.execute([(r, out) for r in requests], token=token, on_chunk=on_chunk,
-                                 priority=priority)
+                                 priority=priority, keep_whole=keep_whole_chunks)
             return out
 
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)

@@ -84,8 +84,10 @@ class ArrayReader:
     # ----------------------------------------------------------------- read
     def execute(self, targets: list[Target], *, token: scheduler.CancelToken | None = None,
                 on_chunk: Callable[[ChunkEvent], None] | None = None,
-                priority: int = scheduler.PRIORITY_VISIBLE) -> None:
-        """Fill every target; raise the first failure once all chunks are done."""
+                priority: int = scheduler.PRIORITY_VISIBLE, keep_whole: bool = True) -> None:
+        """Fill every target; raise the first failure once all chunks are done. Decoded
+        chunks go to the shared cache; with ``keep_whole`` False only those the targets
+        read in part do (a streaming reader never comes back for the others)."""
         token = token or scheduler.CancelToken()
         by_chunk: dict[tuple[int, ...], list[Target]] = defaultdict(list)
         for t in targets:
@@ -114,7 +116,8 @@ class ArrayReader:
                     inflight.publish(self._cache_key(c), exc)
                 raise
             futures = [scheduler.run_decode(
-                self._job(batch, located, by_chunk, token, on_chunk, caching), priority)
+                self._job(batch, located, by_chunk, token, on_chunk, caching, keep_whole),
+                priority)
                 for batch in _batches(mine, self._chunk_nbytes)]
         first = self._wait(futures)
         for i, slot in waited:
@@ -195,14 +198,15 @@ class ArrayReader:
                 first = first or exc
         return first
 
-    def _job(self, batch, located, by_chunk, token, on_chunk, caching):
+    def _job(self, batch, located, by_chunk, token, on_chunk, caching, keep_whole):
         """One task: fetch (sync stores) and decode a batch of chunks, placing each and handing
         each result to reads waiting for the same chunk."""
 
         def run():
             done: set = set()
             try:
-                return self._run_batch(batch, located, by_chunk, token, on_chunk, caching, done)
+                return self._run_batch(batch, located, by_chunk, token, on_chunk, caching,
+                                       keep_whole, done)
             finally:
                 for coords in batch:  # cancelled or failed before its turn
                     if coords not in done:
@@ -210,7 +214,8 @@ class ArrayReader:
 
         return run
 
-    def _run_batch(self, batch, located, by_chunk, token, on_chunk, caching, done) -> None:
+    def _run_batch(self, batch, located, by_chunk, token, on_chunk, caching, keep_whole,
+                   done) -> None:
         if token.cancelled:
             return
         inflight = scheduler.inflight
@@ -225,8 +230,7 @@ class ArrayReader:
         first: BaseException | None = None
         t0, decoded = time.perf_counter(), 0
         url, path, publish = self.store.url, self.path, inflight.publish
-        # chunks may decode straight into the output only when they are not kept
-        direct = not caching and self._decoded_dtype is not None
+        direct = self._decoded_dtype is not None
         for coords in batch:
             if token.cancelled:
                 break
@@ -238,9 +242,11 @@ class ArrayReader:
                 self._place_fill(coords, targets, on_chunk)
                 value = _MISSING
             else:
-                dest = self._direct_target(targets) if direct else None
+                keep = caching and (keep_whole or not all(r.whole_chunk for r, _ in targets))
+                # straight into the output only when not kept (the output is the caller's)
+                dest = self._direct_target(targets) if direct and not keep else None
                 try:
-                    value = self._decode(data, coords, caching, dest)
+                    value = self._decode(data, coords, keep, dest)
                 except ZarrfsError as exc:
                     self._failed(coords, exc, targets, on_chunk)
                     first, value = first or exc, exc
@@ -250,7 +256,7 @@ class ArrayReader:
                         self._placed(targets, on_chunk)
                         share = np.copy
                     else:
-                        if caching:
+                        if keep:
                             cache.chunks.put((url, path, coords), value)
                         self._place(value, targets, on_chunk)
             publish((url, path, coords), value, share)

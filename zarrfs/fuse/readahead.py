@@ -105,7 +105,10 @@ class ReadAhead:
             out = values[offset : offset + count].reshape(box_shape)
             offset += count
             try:
-                futures.append(file.array.submit(box, priority=priority, out=out))
+                # chunks wholly inside the window are not cached: the page cache keeps the
+                # file's bytes, and a sequential reader never wants those chunks again
+                futures.append(file.array.submit(box, priority=priority, out=out,
+                                                 keep_whole_chunks=False))
             except Exception:  # noqa: BLE001 - the reader falls back to a direct read
                 log.debug("read-ahead of %s %s failed", file.array.path, box, exc_info=True)
                 window = _Window(first, stop, buffer, futures)
