@@ -233,3 +233,25 @@ def test_ttl_shows_changed_chunks(mount, zarr_writer):
     zarr.open_array(str(w.location), mode="r+")[...] = data * 3
     time.sleep(1.5)  # past the TTL (a wait on the store's clock, not a timing assertion)
     np.testing.assert_array_equal(np.load(path), data * 3)
+
+
+def test_listings_carry_attributes(mount, zarr_writer):
+    """``ls -l`` of a directory is one listing: the entries come with their attributes
+    (READDIRPLUS), so the daemon resolves a path per listing page, not per entry. A directory
+    too long for one reply (1,200 plane files) is listed whole, in order, without repeats."""
+    cube = np.arange(600 * 2 * 3, dtype=np.uint16).reshape(600, 2, 3)
+    root = zarr_writer(cube, path="cube", chunks=(100, 2, 3)).root
+    mounted = mount(root)
+    planes = mounted.path / "cube" / "planes"
+    stats = mounted.path / ".zarrfs" / "stats.json"
+    before = json.loads(stats.read_text())["mount"]["lookups"]
+    with os.scandir(planes) as listing:
+        entries = [(e.name, e.stat().st_size) for e in listing]
+    after = json.loads(stats.read_text())["mount"]["lookups"]
+    names = [f"dim0_{i:03d}.{ext}" for i in range(600) for ext in ("npy", "tif")]
+    assert [name for name, _ in entries] == names
+    npy = len(npy_header(cube.dtype, (2, 3))) + 2 * 3 * 2
+    assert all(size == npy for name, size in entries if name.endswith(".npy"))
+    assert all(size > 2 * 3 * 2 for name, size in entries if name.endswith(".tif"))
+    assert after - before < 200  # one per listing page; an entry-by-entry lookup is 1,200+
+    np.testing.assert_array_equal(np.load(planes / "dim0_599.npy"), cube[599])

@@ -20,12 +20,46 @@ except ImportError:  # pragma: no cover - exercised only where mfusepy is absent
 
     BINDING = "fusepy"
 
-FUSE = _binding.FUSE
 FuseOSError = _binding.FuseOSError
 Operations = _binding.Operations
 fuse_get_context = _binding.fuse_get_context
 
 #: Major version of the loaded libfuse (2 or 3).
 FUSE_MAJOR_VERSION: int = int(getattr(_binding, "fuse_version_major", 2))
+
+_READDIR_PLUS = 1  # libfuse 3: fuse_readdir_flags FUSE_READDIR_PLUS
+_FILL_DIR_PLUS = 2  # libfuse 3: fuse_fill_dir_flags FUSE_FILL_DIR_PLUS
+
+
+class _PlusFUSE(_binding.FUSE):  # type: ignore[misc, valid-type]
+    """mfusepy's FUSE, answering the kernel's READDIRPLUS with every entry's attributes.
+
+    mfusepy hands libfuse names only, so ``ls -l`` costs a LOOKUP per entry after the listing.
+    When the operations offer ``readdir_entries(path, start)`` (an iterator of ``(name, attrs
+    or None)`` from entry ``start`` on; not a FUSE operation name, so mfusepy does not register
+    it), entries go to libfuse with their offsets, which is what makes libfuse's high-level API
+    turn attributes into READDIRPLUS entries (with offset 0 it drops them): the kernel then
+    caches every entry and its attributes for the entry timeout. A full reply buffer stops the
+    listing; the kernel asks again from the last offset.
+    """
+
+    def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
+        entries = getattr(self.operations, "readdir_entries", None)
+        if entries is None:
+            return super().readdir_fuse_3(path, buf, filler, offset, fip, flags)
+        decoded = None if path is None else path.decode(self.encoding, self.errors)
+        plus = _FILL_DIR_PLUS if flags & _READDIR_PLUS else 0
+        for index, (name, attrs) in enumerate(entries(decoded, offset), start=offset + 1):
+            st = None
+            if attrs is not None:  # None: the kernel looks this entry up by itself
+                st = _binding.c_stat()
+                _binding.set_st_attrs(st, attrs, use_ns=self.use_ns)
+            fill = plus if st is not None and name not in (".", "..") else 0
+            if filler(buf, name.encode(self.encoding, self.errors), st, index, fill) != 0:
+                break
+        return 0
+
+
+FUSE = _PlusFUSE if BINDING == "mfusepy" and FUSE_MAJOR_VERSION == 3 else _binding.FUSE
 
 __all__ = ["BINDING", "FUSE", "FUSE_MAJOR_VERSION", "FuseOSError", "Operations", "fuse_get_context"]

@@ -58,7 +58,9 @@ class ZarrfsOperations(Operations):
     # -- reading ------------------------------------------------------------------------------
     @fuse_errors
     def getattr(self, path, fh=None):
-        entry = self._tree.resolve(path)
+        return self._attrs(self._tree.resolve(path))
+
+    def _attrs(self, entry) -> dict:
         common = {
             "st_uid": self._uid,
             "st_gid": self._gid,
@@ -80,10 +82,30 @@ class ZarrfsOperations(Operations):
 
     @fuse_errors
     def readdir(self, path, fh):
+        return [".", "..", *self._directory(path).names()]
+
+    @fuse_errors
+    def readdir_entries(self, path, start=0):
+        """Entries of a directory from index ``start`` on, each with its attributes (None when
+        they cannot be had: its own lookup then reports why), for ``_fuselib``'s READDIRPLUS:
+        ``ls -l`` then needs no lookup per entry."""
+        directory = self._directory(path)
+        names = [".", "..", *directory.names()]
+        return self._entries(directory, names, start)
+
+    def _entries(self, directory, names, start):
+        for name in names[start:]:
+            try:
+                entry = directory if name in (".", "..") else directory.lookup(name)
+                yield name, self._attrs(entry)
+            except Exception:  # noqa: BLE001
+                yield name, None
+
+    def _directory(self, path):
         entry = self._tree.resolve(path)
         if not is_directory(entry):
             raise NotADirectoryError(path)
-        return [".", "..", *entry.names()]
+        return entry
 
     @fuse_errors
     def access(self, path, amode):

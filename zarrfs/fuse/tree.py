@@ -73,13 +73,15 @@ class PlaneDirectory:
         self.count = shape[self.axis]
         self.is_last_level = self.axis == len(shape) - 3
         self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
+        self._names: list[str] | None = None
 
     def names(self) -> list[str]:
-        label = self.labels[self.axis]
-        stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
-        if not self.is_last_level:
-            return stems
-        return [f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+        if self._names is None:  # a listing asks again for every page of entries
+            label = self.labels[self.axis]
+            stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
+            self._names = stems if not self.is_last_level else [
+                f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+        return self._names
 
     def lookup(self, name: str):
         label = self.labels[self.axis]
