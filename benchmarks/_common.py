@@ -2,9 +2,10 @@
 
 Why a child process: the clients being measured (zarrfs, zarr-python) are Python too. A server
 in the same process would compete with them for the GIL and charge its own Python time to
-whichever client issues more requests. The child runs the team's loopback server
-(``tests.servers.HttpServer``: per-request latency, byte ranges, request records) over a
-directory it keeps in memory once read, so the disk is not part of what is measured.
+whichever client issues more requests. The child answers from one asyncio loop (``_AsyncServer``:
+the same answers as ``tests.servers``: byte ranges, directory indexes, 404; each answer sent
+``latency`` seconds after its request arrived; request records) over a directory it keeps in
+memory once read, so the disk is not part of what is measured.
 
 Two extras in the child: keys starting with ``_alias<anything>/`` are served as if that first
 component were absent (a fresh URL for the same data defeats any cache keyed by URL, for cold
