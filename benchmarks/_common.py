@@ -32,6 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.servers import _content_type, apply_range, directory_index  # noqa: E402
+
 _ALIAS = re.compile(r"^_alias[^/]*/")
 _CONTROL = "__bench__/"
 
@@ -177,8 +179,6 @@ class _AsyncServer:
                           headers, start)
 
     def _send(self, conn, method, key, headers, start, record=True) -> None:
-        from tests.servers import _content_type, apply_range, directory_index
-
         body = self.source.get(key)
         extra: dict[str, str] = {}
         if body is None:
