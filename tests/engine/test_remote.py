@@ -6,6 +6,7 @@ Round trips and request counts come from the server's own records, never from ti
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,8 @@ def _cold_cache():
 #: starts handling all of them, before the first answer (the counter sees when the server
 #: starts a request; under a full CI run 0.15 s once split 24 concurrent requests in two)
 LATENCY = 0.4
+#: how long a stalled response keeps a read waiting in the streaming tests
+STALL = 3.0
 
 
 def _expected(corpus_dir: Path, entry_id: str) -> tuple[dict, np.ndarray]:
@@ -189,8 +192,8 @@ def test_unreachable_store_fails_fast_after_first_error(http_server, volume):
     with pytest.raises(engine.StoreError):
         arr[0, :64, :64]
     calls = []
-    original = arr.store._fetch_once
-    arr.store._fetch_once = lambda reqs: calls.append(reqs) or original(reqs)
+    original = arr.store._arrive_async
+    arr.store._arrive_async = lambda reqs, stop: calls.append(reqs) or original(reqs, stop)
     with pytest.raises(engine.StoreError, match="unreachable"):
         arr[1, :64, :64]
     assert calls == []  # no new attempt while the store is marked down
@@ -208,3 +211,43 @@ def test_stored_size_local_s3_and_unknown_over_http(http_server, s3_store, volum
     server.stats.reset()
     assert arr.stored_size() is None  # an HTML index tells no sizes: say unknown, not 0
     assert server.stats.requests["GET"] == 0
+
+
+@pytest.mark.parametrize("path, stalled", [("plain", r"c/1/3/3$"), ("sharded", r"c/1/1/1$")])
+def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, volume, path,
+                                                                  stalled):
+    """Each chunk is decoded and placed as its response arrives (a whole shard: as that shard
+    arrives), not after the slowest response of the read."""
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/" + path)
+    server.faults.stall(STALL, pattern=stalled)
+    landed = []
+    t0 = time.monotonic()
+    future = arr.submit((1,), on_chunk=lambda e: landed.append((time.monotonic() - t0, e)))
+    np.testing.assert_array_equal(future.result(timeout=30), data[1])
+    late = [e.out_selection for t, e in landed if t >= STALL]
+    early = [t for t, _ in landed if t < STALL]
+    # the stalled object (the bottom-right chunk, or the bottom-right shard of 16 chunks)
+    # lands last; every other chunk long before it
+    corner = 192 if path == "plain" else 128
+    assert len(late) == (1 if path == "plain" else 16)
+    assert all(rows.start >= corner and cols.start >= corner for rows, cols in late)
+    assert len(early) + len(late) == (16 if path == "plain" else 64)
+    assert max(early) < STALL / 2
+
+
+def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume):
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.stall(STALL, pattern=r"c/2/0/0$")
+    future = arr.submit((2,))
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    assert future.cancel()
+    with pytest.raises(engine.ReadCancelled):
+        future.result(timeout=STALL / 2)
+    assert time.monotonic() - t0 < STALL / 2
+    server.faults.clear()
+    np.testing.assert_array_equal(arr[2], data[2])  # the chunk it gave up on reads later

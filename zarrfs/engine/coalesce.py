@@ -1,4 +1,4 @@
-"""Merge nearby byte ranges of the same object into fewer requests, then split the answers.
+"""Merge nearby byte ranges of the same object into fewer requests.
 
 Inner chunks of a shard that a selection needs usually sit next to each other; one ranged GET for
 a run of them saves round trips and per-request overhead. A gap of up to ``max_gap`` bytes is read
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .store import ByteRequest, Fetched
+from .store import ByteRequest
 
 MAX_GAP = 256 * 1024
 MAX_SIZE = 64 * 2**20
@@ -44,16 +44,3 @@ def coalesce(requests: Sequence[ByteRequest], max_gap: int = MAX_GAP,
         merged.append(r)
     return merged, where
 
-
-def split(requests: Sequence[ByteRequest], where: Sequence[tuple[int, int]],
-          answers: Sequence[Fetched]) -> list[Fetched]:
-    """Each original request's bytes, cut out of the merged answers (an absent object or a
-    failure is passed on to every request cut from it)."""
-    out: list = []
-    for r, (j, offset) in zip(requests, where, strict=True):
-        data = answers[j]
-        if not isinstance(data, bytes) or r.start is None or r.start < 0 or r.end is None:
-            out.append(data)
-        else:
-            out.append(data[offset:offset + (r.end - r.start)])
-    return out

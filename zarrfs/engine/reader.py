@@ -17,13 +17,13 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import cache, scheduler, stats
-from .coalesce import coalesce, split
+from .coalesce import coalesce
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
 from .metadata import ArrayMetadata, fill_array
@@ -107,18 +107,15 @@ class ArrayReader:
         inflight = scheduler.inflight
         owned, waited = inflight.claim([self._cache_key(c) for c in pending])
         mine = [pending[i] for i in owned]
-        futures = []
+        futures: list[concurrent.futures.Future] = []
         if mine:
-            try:
-                located = self._locate(mine) if self.store.is_async else None
-            except BaseException as exc:
-                for c in mine:
-                    inflight.publish(self._cache_key(c), exc)
-                raise
-            futures = [scheduler.run_decode(
-                self._job(batch, located, by_chunk, token, on_chunk, caching, keep_whole),
-                priority)
-                for batch in _batches(mine, self._chunk_nbytes)]
+            job = functools.partial(self._job, by_chunk=by_chunk, token=token,
+                                    on_chunk=on_chunk, caching=caching, keep_whole=keep_whole)
+            if self.store.is_async:
+                self._dispatch_arrivals(mine, job, priority, futures, token)
+            else:
+                futures = [scheduler.run_decode(job(batch, None), priority)
+                           for batch in _batches(mine, self._chunk_nbytes)]
         first = self._wait(futures)
         for i, slot in waited:
             first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
@@ -198,7 +195,7 @@ class ArrayReader:
                 first = first or exc
         return first
 
-    def _job(self, batch, located, by_chunk, token, on_chunk, caching, keep_whole):
+    def _job(self, batch, located, *, by_chunk, token, on_chunk, caching, keep_whole):
         """One task: fetch (sync stores) and decode a batch of chunks, placing each and handing
         each result to reads waiting for the same chunk."""
 
@@ -308,56 +305,146 @@ class ArrayReader:
                 on_chunk(ChunkEvent(coords, "missing", req.out_selection))
 
     # ------------------------------------------------------------- fetching
+    def _dispatch_arrivals(self, mine, job, priority, futures, token) -> None:
+        """Async stores: every chunk's bytes requested at once, and each burst of arrivals
+        handed to the decode pool as it lands (decoding overlaps the transfer, and a viewer
+        sees each chunk as soon as it is there). Tasks go into ``futures`` as they start."""
+        size = _task_size(len(mine), self._chunk_nbytes)
+        started: set = set()
+        try:
+            for arrived in self._arrivals(mine, token):
+                for i in range(0, len(arrived), size):
+                    part = dict(arrived[i:i + size])
+                    futures.append(scheduler.run_decode(job(list(part), part), priority))
+                    started.update(part)
+        except BaseException as exc:
+            self._wait(futures)  # the output is the caller's again once we raise
+            for c in mine:
+                if c not in started:
+                    scheduler.inflight.publish(self._cache_key(c), exc)
+            raise
+        for c in mine:  # cancelled before their bytes came
+            if c not in started:
+                scheduler.inflight.publish(self._cache_key(c), _CANCELLED)
+
     def _locate(self, coords_list) -> dict:
         """Bytes of every chunk, _MISSING, or the StoreError/ChunkDecodeError of that chunk
-        alone, fetched in as few waves as the layout allows: one for plain chunks; for shards
-        one when every inner chunk of a shard is wanted (the whole shard is read), else the
-        indexes first, then the inner chunks."""
+        alone, once all have arrived."""
+        out: dict = {}
+        for arrived in self._arrivals(coords_list):
+            out.update(arrived)
+        return out
+
+    def _arrivals(self, coords_list, token: scheduler.CancelToken | None = None
+                  ) -> Iterator[list[tuple[tuple[int, ...], object]]]:
+        """``(coords, bytes | _MISSING | error of that chunk alone)`` of every chunk, in
+        bursts as they arrive, fetched in as few waves as the layout allows: one for plain
+        chunks; for shards one when every inner chunk of a shard is wanted (the whole shard is
+        read), else the indexes first, then the inner chunks (coalesced). Stops early, without
+        the rest, once ``token`` is cancelled."""
+        ready, wanted, whole = self._sources(coords_list)
+        if ready:
+            yield list(ready.items())
+        requests = [r for _, r in wanted]
+        merged, mapping = coalesce(requests)
+        parts: dict[int, list[int]] = defaultdict(list)  # merged request -> its requests
+        for i, (j, _) in enumerate(mapping):
+            parts[j].append(i)
+        shards = list(whole.items())
+        merged.extend(ByteRequest(key) for key, _ in shards)
+        stop = (lambda: token.cancelled) if token is not None else None
+        for arrived in self.store.stream(merged, stop):
+            out = []
+            for j, answer in arrived:
+                if j >= len(merged) - len(shards):
+                    key, coords = shards[j - len(merged) + len(shards)]
+                    out.extend(self._shard_chunks(key, coords, answer))
+                    continue
+                for i in parts[j]:
+                    (c, r), (_, offset) = wanted[i], mapping[i]
+                    out.append((c, self._cut(c, r, answer, offset)))
+            yield out
+
+    def _cut(self, coords, req: ByteRequest, answer, offset: int):
+        """One chunk's bytes out of the answer to its (merged) request."""
+        if isinstance(answer, ZarrfsError):
+            return answer
+        if req.start is None:  # a whole chunk object
+            return _MISSING if answer is None else answer
+        data = None if answer is None else answer[offset:offset + (req.end - req.start)]
+        if data is None or len(data) != req.end - req.start:
+            return ChunkDecodeError(
+                f"shard {req.key!r} is truncated: inner chunk {coords} wants bytes "
+                f"{req.start}-{req.end}, got {0 if data is None else len(data)}",
+                path=self.store.url, key=req.key, codec="sharding_indexed")
+        return data
+
+    def _sources(self, coords_list) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]],
+                                             dict[str, list]]:
+        """What is known of each chunk before its own bytes are fetched (a missing inner
+        chunk, an unreadable index); the request for each other chunk (its object, or its
+        byte range in its shard); and the shards to read whole, with their chunks."""
         if not self.sharding:
-            keys = [self.chunk_key(c) for c in coords_list]
-            got = self.store.fetch_each([ByteRequest(k) for k in keys])
-            return {c: (_MISSING if d is None else d) for c, d in zip(coords_list, got,
-                                                                      strict=True)}
+            return {}, [(c, ByteRequest(self.chunk_key(c))) for c in coords_list], {}
         by_shard: dict[str, list] = defaultdict(list)
         for c in coords_list:
             by_shard[self.chunk_key(c)].append(c)
         indexes, whole = self._shard_indexes(by_shard)
-        cps = self._cps
         out: dict = {}
         wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
-        for key, coords in by_shard.items():
-            index, shard = indexes[key], whole.get(key)
-            for c in coords:
-                if isinstance(index, ZarrfsError):
-                    out[c] = index
-                    continue
-                inner = tuple(i % n for i, n in zip(c, cps, strict=True))
-                try:
-                    where = None if index is None else self.sharding.locate(
-                        index, inner, None if shard is None else len(shard))
-                except ChunkDecodeError as exc:
-                    out[c] = exc
-                    continue
-                if where is None:
-                    out[c] = _MISSING
-                elif shard is not None:
-                    out[c] = shard[where[0]:where[0] + where[1]]
-                else:
+        for key, index in indexes.items():
+            for c in by_shard[key]:
+                where = self._inner(c, index)
+                if isinstance(where, tuple):
                     wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
-        requests = [r for _, r in wanted]
-        merged, mapping = coalesce(requests)
-        answers = split(requests, mapping, self.store.fetch_each(merged))
-        for (c, r), data in zip(wanted, answers, strict=True):
-            if isinstance(data, ZarrfsError):
-                out[c] = data
-            elif data is None or len(data) != r.end - r.start:
-                out[c] = ChunkDecodeError(
-                    f"shard {r.key!r} is truncated: inner chunk {c} wants bytes "
-                    f"{r.start}-{r.end}, got {0 if data is None else len(data)}",
-                    path=self.store.url, key=r.key, codec="sharding_indexed")
-            else:
-                out[c] = data
+                else:
+                    out[c] = where
+        return out, wanted, whole
+
+    def _inner(self, coords, index, shard_size: int | None = None):
+        """Where an inner chunk lies in its shard, ``(offset, length)``; or _MISSING, or the
+        error that makes it unreadable."""
+        if isinstance(index, ZarrfsError):
+            return index
+        if index is None:
+            return _MISSING
+        inner = tuple(i % n for i, n in zip(coords, self._cps, strict=True))
+        try:
+            where = self.sharding.locate(index, inner, shard_size)
+        except ChunkDecodeError as exc:
+            return exc
+        return _MISSING if where is None else where
+
+    def _shard_chunks(self, key: str, coords: list, shard) -> list[tuple[tuple[int, ...], object]]:
+        """The chunks of a shard read whole, cut out of it (its index is cached on the way)."""
+        if isinstance(shard, ZarrfsError):
+            return [(c, shard) for c in coords]
+        index = None
+        if shard is not None:
+            size = self.sharding.index_size(self.meta.chunk_shape)
+            index = self._index(key, shard[:size] if self.sharding.index_location == "start"
+                                else shard[-size:])
+        else:
+            cache.shard_indexes.put((self.store.url, key), None)
+        out = []
+        for c in coords:
+            where = self._inner(c, index, None if shard is None else len(shard))
+            out.append((c, shard[where[0]:where[0] + where[1]] if isinstance(where, tuple)
+                        else where))
         return out
+
+    def _index(self, key: str, raw: bytes | None):
+        """A shard's decoded index (None: the shard is absent), cached; or its error."""
+        try:
+            index = None if raw is None else self.sharding.decode_index(
+                raw, self.meta.chunk_shape)
+        except ChunkDecodeError as exc:
+            exc.key, exc.path = key, self.store.url
+            exc.message = f"shard index of {key!r}: {exc.message}"
+            exc.args = (exc.message,)
+            return exc
+        cache.shard_indexes.put((self.store.url, key), index)
+        return index
 
     def _inner_count(self, key_coords: tuple[int, ...]) -> int:
         """How many inner chunks of the shard with these coords lie inside the array."""
@@ -366,11 +453,14 @@ class ArrayReader:
         return math.prod(min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid,
                                                                           strict=True))
 
-    def _shard_indexes(self, by_shard: dict[str, list]) -> tuple[dict, dict]:
-        """Every shard's index; shards read whole on the way come back in the second dict."""
+    def _shard_indexes(self, by_shard: dict[str, list]) -> tuple[dict, dict[str, list]]:
+        """Every shard's index (or its error), fetched in one wave where not cached; except
+        the shards worth reading whole (async stores, every inner chunk wanted): those come
+        back in the second dict, with their chunks, for the caller to fetch."""
         cps = self._cps
-        found: dict[str, np.ndarray | None] = {}
-        requests: list[tuple[str, ByteRequest, bool]] = []
+        found: dict = {}
+        whole: dict[str, list] = {}
+        requests: list[tuple[str, ByteRequest]] = []
         for key, coords in by_shard.items():
             known, index = cache.shard_indexes.lookup((self.store.url, key))
             if known:
@@ -378,34 +468,12 @@ class ArrayReader:
                 continue
             shard_coords = tuple(i // n for i, n in zip(coords[0], cps, strict=True))
             if self.store.is_async and len(coords) == self._inner_count(shard_coords):
-                requests.append((key, ByteRequest(key), True))
+                whole[key] = coords
             else:
-                requests.append((key, self.sharding.index_request(key, self.meta.chunk_shape),
-                                 False))
-        whole: dict[str, bytes] = {}
-        if not requests:
-            return found, whole
-        size = self.sharding.index_size(self.meta.chunk_shape)
-        for (key, _, is_whole), data in zip(
-                requests, self.store.fetch_each([r for _, r, _ in requests]), strict=True):
-            if isinstance(data, ZarrfsError):
-                found[key] = data  # the chunks of this shard fail; other shards go on
-                continue
-            raw = data
-            if data is not None and is_whole:
-                whole[key] = data
-                raw = data[:size] if self.sharding.index_location == "start" else data[-size:]
-            try:
-                index = None if raw is None else self.sharding.decode_index(
-                    raw, self.meta.chunk_shape)
-            except ChunkDecodeError as exc:
-                exc.key, exc.path = key, self.store.url
-                exc.message = f"shard index of {key!r}: {exc.message}"
-                exc.args = (exc.message,)
-                found[key] = exc
-                continue
-            found[key] = index
-            cache.shard_indexes.put((self.store.url, key), index)
+                requests.append((key, self.sharding.index_request(key, self.meta.chunk_shape)))
+        fetched = self.store.fetch_each([r for _, r in requests])
+        for (key, _), data in zip(requests, fetched, strict=True):
+            found[key] = data if isinstance(data, ZarrfsError) else self._index(key, data)
         return found, whole
 
 
@@ -414,11 +482,15 @@ class ArrayReader:
 _BATCH_BYTES = 4 << 20
 
 
+def _task_size(chunks: int, chunk_nbytes: int) -> int:
+    """Chunks per task: two tasks per worker where the budget allows (each task costs Python
+    time under the GIL, and both workers contend for it), more for large reads."""
+    per_task = math.ceil(chunks / (2 * scheduler.decode_workers()))
+    return max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
+
+
 def _batches(pending: list, chunk_nbytes: int) -> list[list]:
-    """Chunks grouped into tasks: two per worker where the budget allows (each task costs
-    Python time under the GIL, and both workers contend for it), more for large reads."""
-    per_task = math.ceil(len(pending) / (2 * scheduler.decode_workers()))
-    size = max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
+    size = _task_size(len(pending), chunk_nbytes)
     return [pending[i:i + size] for i in range(0, len(pending), size)]
 
 

@@ -6,18 +6,21 @@ absent, a narrow set of not-found errors) or a :class:`StoreError` chained to it
 issues a HEAD on the read path: whole objects are a plain GET, suffix ranges (a shard index at the
 end) a ``Range: bytes=-N``.
 
-Async filesystems (http, s3, gcs) get every request of a batch in flight at once through fsspec's
-own ``cat``/``cat_ranges``; sync ones (local, zip, memory) are read by the caller, which the reader
-spreads over the thread pool. Transient failures are retried a bounded number of times.
+Async filesystems (http, s3, gcs) get every request of a batch in flight at once on fsspec's event
+loop, and :meth:`Store.stream` hands results over as they land; sync ones (local, zip, memory) are
+read by the caller, which the reader spreads over the thread pool. Each request that fails
+transiently is retried on its own, a bounded number of times.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import logging
 import os
+import queue
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -36,6 +39,14 @@ Fetched = bytes | None
 _RETRIES = 3
 _RETRY_DELAY = 0.2
 _DOWN_SECONDS = 5.0  # after a store proved unreachable, fail at once for this long
+_POLL_SECONDS = 0.05  # how often a waiting stream asks whether its reader gave up
+_END = object()  # the last item of an async stream's queue
+
+
+def _in_flight_limit() -> int:
+    """Requests one stream keeps in flight at once: fsspec's own setting for many small
+    requests (``nofiles_gather_batch_size``, 1280 by default)."""
+    return int(fsspec.config.conf.get("nofiles_gather_batch_size", 1280))
 
 
 def _timeout() -> float:
@@ -157,65 +168,157 @@ class Store:
     def fetch_each(self, requests: Sequence[ByteRequest]) -> list[Fetched | StoreError]:
         """Like :meth:`fetch`, but a failed request gives its StoreError in its place, so one
         unreadable object does not fail the others."""
+        out: list[Fetched | StoreError] = [None] * len(requests)
+        for arrived in self.stream(requests):
+            for i, r in arrived:
+                out[i] = r
+        return out
+
+    def stream(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
+               ) -> Iterator[list[tuple[int, Fetched | StoreError]]]:
+        """Every request at once; yields ``(index, result)`` pairs as results arrive (async
+        filesystems: each burst of responses as soon as it lands, so a caller can decode early
+        arrivals while later ones are on the wire). Results are as in :meth:`fetch_each`.
+        ``stop`` is polled while waiting: once it returns True, requests still in flight are
+        cancelled and the stream ends (their results never come)."""
         if not requests:
-            return []
+            return
         if time.monotonic() < self._down_until:
             err = StoreError(f"{self.url} is unreachable ({self._down_reason}); not retrying "
                              f"for a few seconds", path=self.url, key=requests[0].key)
-            return [err] * len(requests)
-        results: list[Fetched | BaseException] = self._fetch_once(requests)
-        for attempt in range(1, _RETRIES + 1):
-            retry = [i for i, r in enumerate(results)
-                     if isinstance(r, BaseException) and _is_transient(r)]
-            if not retry:
-                break
-            log.info("retrying %d of %d requests (attempt %d)", len(retry), len(requests), attempt)
-            time.sleep(_RETRY_DELAY * attempt)
-            again = self._fetch_once([requests[i] for i in retry])
-            for i, r in zip(retry, again, strict=True):
-                results[i] = r
-        failures = [r for r in results if isinstance(r, BaseException)]
-        if failures and len(failures) == len(results) and all(map(_is_unreachable, failures)):
+            yield [(i, err) for i in range(len(requests))]
+            return
+        arrivals = (self._arrive_async(requests, stop) if self.is_async else
+                    [list(enumerate(map(self._read_sync, requests)))])
+        unreachable, answered = [], 0
+        try:
+            for raw in arrivals:
+                out = [(i, self._result(requests[i], r)) for i, r in raw]
+                unreachable += [r for _, r in raw if isinstance(r, BaseException)
+                                and _is_unreachable(r)]
+                answered += len(out)
+                stats.add(requests=len(out),
+                          bytes_fetched=sum(len(r) for _, r in out if isinstance(r, bytes)))
+                yield out
+        finally:  # a consumer that stops early stops the requests still in flight
+            if isinstance(arrivals, Iterator):
+                arrivals.close()
+        if unreachable and len(unreachable) == answered == len(requests):
             # a refused or dropped connection: every read would wait through the same retries
             self._down_until = time.monotonic() + _DOWN_SECONDS
-            self._down_reason = _describe(failures[0])
-        out: list[Fetched | StoreError] = []
-        for req, r in zip(requests, results, strict=True):
-            if isinstance(r, BaseException) and not isinstance(r, StoreError):
-                err = StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(r)}",
-                                 path=self.url, key=req.key)
-                err.__cause__ = r
-                r = err
-            out.append(r)
-        return out
+            self._down_reason = _describe(unreachable[0])
 
-    def _fetch_once(self, requests: Sequence[ByteRequest]) -> list[Fetched | BaseException]:
-        paths = [self.full_path(r.key) for r in requests]
+    def _result(self, req: ByteRequest, raw) -> Fetched | StoreError:
+        """What one request gives: the asked bytes, None where the object is absent, or a
+        StoreError naming it."""
+        if not isinstance(raw, BaseException):
+            return self._answer(req, raw)
+        if self._is_absent(raw):
+            return None
+        if isinstance(raw, StoreError):
+            return raw
+        err = StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
+                         path=self.url, key=req.key)
+        err.__cause__ = raw
+        return err
+
+    def _answer(self, req: ByteRequest, data) -> bytes:
+        """The asked bytes of a response body."""
+        data = bytes(data) if not isinstance(data, bytes) else data
+        want = _range_length(req)
+        if want is not None and len(data) > want:
+            # a server may ignore Range and answer 200 with the whole object (RFC 9110,
+            # 14.2): the asked bytes are then a slice of it, never its first bytes
+            log.info("%s ignored a Range request for %s; using the whole object", self.url,
+                     req.key)
+            data = data[req.start:req.end] if req.start >= 0 else data[req.start:]
+        return data
+
+    def _read_sync(self, req: ByteRequest):
+        """One object or range from a sync filesystem, retried while it fails transiently:
+        its bytes, or the exception of the last attempt."""
+        read = _read_local if isinstance(self.fs, LocalFileSystem) else self.fs.cat_file
+        path = self.full_path(req.key)
+        for attempt in range(_RETRIES + 1):
+            try:
+                return read(path, start=req.start, end=req.end)
+            except Exception as exc:  # noqa: BLE001 - sorted out by stream()
+                if attempt == _RETRIES or not _is_transient(exc):
+                    return exc
+                log.info("retrying %s (attempt %d): %s", req.key, attempt + 1, _describe(exc))
+                time.sleep(_RETRY_DELAY * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _arrive_async(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
+                      ) -> Iterator[list[tuple[int, object]]]:
+        """Raw results (bytes or the exception of the last attempt) of every request, all in
+        flight at once on fsspec's event loop, each retried on its own while it fails
+        transiently; yielded in bursts as they land."""
+        arrived: queue.SimpleQueue = queue.SimpleQueue()
+        fs = self.fs
+
+        async def one(i: int, req: ByteRequest, gate: asyncio.Semaphore) -> None:
+            path = self.full_path(req.key)
+            for attempt in range(_RETRIES + 1):
+                try:
+                    async with gate:
+                        data = await fs._cat_file(path, start=req.start, end=req.end)
+                except Exception as exc:  # noqa: BLE001 - sorted out by stream()
+                    if attempt < _RETRIES and _is_transient(exc):
+                        log.info("retrying %s (attempt %d): %s", req.key, attempt + 1,
+                                 _describe(exc))
+                        await asyncio.sleep(_RETRY_DELAY * (attempt + 1))
+                        continue
+                    arrived.put((i, exc))
+                else:
+                    arrived.put((i, data))
+                return
+
+        async def every() -> None:
+            try:
+                gate = asyncio.Semaphore(_in_flight_limit())
+                await asyncio.gather(*(one(i, r, gate) for i, r in enumerate(requests)))
+            finally:
+                arrived.put(_END)
+
+        left = set(range(len(requests)))
         try:
-            raw = self._cat_ranges(paths, [r.start for r in requests], [r.end for r in requests])
-        except Exception as exc:  # noqa: BLE001 - the whole batch failed (e.g. connection refused)
-            # never "absent" for a whole batch: that would read every chunk as the fill value
-            raw = [exc if not self._is_absent(exc) else
-                   StoreError(f"reading {len(paths)} objects from {self.url} failed: "
-                              f"{_describe(exc)}", path=self.url)] * len(paths)
-        out: list[Fetched | BaseException] = []
-        fetched = 0
-        for req, r in zip(requests, raw, strict=True):
-            if isinstance(r, BaseException):
-                out.append(None if self._is_absent(r) else r)
-                continue
-            data = bytes(r) if not isinstance(r, bytes) else r
-            fetched += len(data)
-            want = _range_length(req)
-            if want is not None and len(data) > want:
-                # a server may ignore Range and answer 200 with the whole object (RFC 9110,
-                # 14.2): the asked bytes are then a slice of it, never its first bytes
-                log.info("%s ignored a Range request for %s; using the whole object", self.url,
-                         req.key)
-                data = data[req.start:req.end] if req.start >= 0 else data[req.start:]
-            out.append(data)
-        stats.add(requests=len(requests), bytes_fetched=fetched)
-        return out
+            loop = fs.loop
+            future = asyncio.run_coroutine_threadsafe(every(), loop)
+        except Exception as exc:  # noqa: BLE001 - e.g. a filesystem used across fork()
+            yield [(i, exc) for i in sorted(left)]
+            return
+        try:
+            while left:
+                try:
+                    item = arrived.get(timeout=_POLL_SECONDS)
+                except queue.Empty:
+                    if stop is not None and stop():
+                        return
+                    if not loop.is_running():  # its thread died: nothing more will come
+                        break
+                    continue
+                burst = []
+                while item is not _END:
+                    burst.append(item)
+                    left.discard(item[0])
+                    try:
+                        item = arrived.get_nowait()
+                    except queue.Empty:
+                        break
+                if burst:
+                    yield burst
+                if item is _END:
+                    break
+                if stop is not None and stop():
+                    return
+        finally:
+            future.cancel()
+        if left:  # the loop gave up on the batch: never report those objects as absent
+            exc = future.exception() if future.done() and not future.cancelled() else None
+            yield [(i, StoreError(f"cannot read {requests[i].key!r} from {self.url}: "
+                                  f"{_describe(exc) if exc else 'the request was dropped'}",
+                                  path=self.url, key=requests[i].key)) for i in sorted(left)]
 
     def _is_absent(self, exc: BaseException) -> bool:
         """The narrow set of errors that mean "no such object" (missing is a value, STYLE 6);
@@ -226,18 +329,6 @@ class Store:
             return True
         status = getattr(exc, "status", None) or getattr(exc, "code", None)
         return status in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
-
-    def _cat_ranges(self, paths, starts, ends) -> list:
-        if self.is_async:  # cat_ranges, unlike cat, never expands glob characters in names
-            return self.fs.cat_ranges(paths, starts, ends, on_error="return")
-        read = _read_local if isinstance(self.fs, LocalFileSystem) else self.fs.cat_file
-        out = []
-        for p, s, e in zip(paths, starts, ends, strict=True):
-            try:
-                out.append(read(p, start=s, end=e))
-            except Exception as exc:  # noqa: BLE001 - sorted out by the caller
-                out.append(exc)
-        return out
 
     # --------------------------------------------------------------- listings
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
