@@ -4,8 +4,9 @@ Why a child process: the clients being measured (zarrfs, zarr-python) are Python
 in the same process would compete with them for the GIL and charge its own Python time to
 whichever client issues more requests. The child answers from one asyncio loop (``_AsyncServer``:
 the same answers as ``tests.servers``: byte ranges, directory indexes, 404; each answer sent
-``latency`` seconds after its request arrived; request records) over a directory it keeps in
-memory once read, so the disk is not part of what is measured.
+``latency`` seconds after its request arrived, plus up to ``jitter`` seconds more, drawn from a
+seeded generator, as object stores vary; request records) over a directory it keeps in memory
+once read, so the disk is not part of what is measured.
 
 Two extras in the child: keys starting with ``_alias<anything>/`` are served as if that first
 component were absent (a fresh URL for the same data defeats any cache keyed by URL, for cold
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 import socket
 import statistics
@@ -82,15 +84,17 @@ class ServedDirectory:
     ``records()`` the requests since the last ``reset()`` (control requests excluded).
     """
 
-    def __init__(self, root: str | Path, latency: float = 0.0):
+    def __init__(self, root: str | Path, latency: float = 0.0, jitter: float = 0.0):
         self.root = Path(root)
         self.latency = latency
+        self.jitter = jitter
         self._proc: subprocess.Popen | None = None
         self.port = 0
 
     def __enter__(self) -> ServedDirectory:
         self._proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(self.root), str(self.latency)],
+            [sys.executable, __file__, "--serve", str(self.root), str(self.latency),
+             str(self.jitter)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, text=True)
         line = self._proc.stdout.readline()
         if not line.strip().isdigit():
@@ -162,9 +166,11 @@ class _AsyncServer:
     round to it (a threaded Python server in this child took ~50 ms to begin 256 requests,
     more than the 20 ms being simulated, and counted that as extra round trips)."""
 
-    def __init__(self, source, latency: float):
+    def __init__(self, source, latency: float, jitter: float = 0.0):
         self.source = source
         self.latency = latency
+        self.jitter = jitter
+        self.random = random.Random(0)
         self.records: list[list] = []
         self.loop = asyncio.new_event_loop()
 
@@ -175,8 +181,9 @@ class _AsyncServer:
         key = unquote(urlsplit(target).path).lstrip("/")
         if key.startswith(_CONTROL):  # answered at once, never recorded
             return self._send(conn, method, key, headers, start, record=False)
-        self.loop.call_at(self.loop.time() + self.latency, self._send, conn, method, key,
-                          headers, start)
+        delay = self.latency + self.jitter * self.random.random()
+        self.loop.call_at(self.loop.time() + delay, self._send, conn, method, key, headers,
+                          start)
 
     def _send(self, conn, method, key, headers, start, record=True) -> None:
         body = self.source.get(key)
@@ -207,7 +214,7 @@ class _AsyncServer:
 _REASONS = {200: "OK", 206: "Partial Content", 404: "Not Found", 416: "Range Not Satisfiable"}
 
 
-def _serve(root: str, latency: float) -> None:
+def _serve(root: str, latency: float, jitter: float) -> None:
     from tests import servers
 
     files = servers.DirSource(root)
@@ -228,11 +235,11 @@ def _serve(root: str, latency: float) -> None:
             memory[key] = files.get(key)
         return memory[key]
 
-    server = _AsyncServer(servers.make_source([control, cached]), latency)
+    server = _AsyncServer(servers.make_source([control, cached]), latency, jitter)
     print(server.serve(), flush=True)
     # the parent closes our stdin to stop us
     server.loop.run_until_complete(server.loop.run_in_executor(None, sys.stdin.read))
 
 
-if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--serve":
-    _serve(sys.argv[2], float(sys.argv[3]))
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--serve":
+    _serve(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))

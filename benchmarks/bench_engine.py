@@ -20,7 +20,9 @@ kept-alive HTTP connections exist, as in any session. Warm reads: one handle, on
 to fill the caches, then the timed repeats.
 
 Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
-every read it reports requests and round trips (waves of overlapping requests).
+every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
+adds a random extra wait of up to MS per answer, as object stores vary: responses then land
+over a spread of time, and decoding early ones while waiting for the rest starts to pay.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +51,7 @@ class Config:
     side: int
     repeats: int
     latency: float = 0.020
+    jitter: float = 0.0  # up to this much more per HTTP answer (--jitter)
 
 
 FULL = Config(depth=16, side=2048, repeats=7)
@@ -286,7 +289,7 @@ def run(cases: list[Case], cfg: Config) -> list[Result]:
         todo = [c for c in cases if c.transport == transport]
         if not todo:
             continue
-        server = ServedDirectory(DATA, cfg.latency) if transport == "http" else None
+        server = ServedDirectory(DATA, cfg.latency, cfg.jitter) if transport == "http" else None
         try:
             if server is not None:
                 server.__enter__()
@@ -389,10 +392,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated glob patterns over transport/layout/selection/"
                              "mode, e.g. 'local/*/plane/cold,http/sharded/*' (default: all)")
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
+    parser.add_argument("--jitter", type=float, default=0.0, metavar="MS",
+                        help="HTTP answers wait up to this many ms more than the fixed 20 ms, "
+                             "at random (seeded), as object stores vary (default: 0)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
-    if args.repeats:
-        cfg = Config(cfg.depth, cfg.side, args.repeats, cfg.latency)
+    cfg = replace(cfg, repeats=args.repeats or cfg.repeats,
+                  jitter=args.jitter / 1e3)
     cases = pick(all_cases(cfg), args.cases)
     if not cases:
         parser.error(f"no case matches {args.cases!r}; cases: "
@@ -404,7 +410,8 @@ def main(argv: list[str] | None = None) -> int:
         raw = cfg.depth * cfg.side * cfg.side * 2
         print(f"{lay.name:<8} chunks {lay.chunks} shards {lay.shards}: "
               f"{raw / stored_bytes(path):.2f}x compression")
-    print(f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms, "
+    print(f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms"
+          f"{f' + up to {cfg.jitter * 1e3:.0f} ms' if cfg.jitter else ''}, "
           f"{os.cpu_count()} CPUs", flush=True)
     results = run(cases, cfg)
     print_table(results)
