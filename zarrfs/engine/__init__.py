@@ -42,7 +42,8 @@ Array
     background read. Lower ``priority`` runs first (``PRIORITY_VISIBLE``, ``PRIORITY_PREFETCH``).
     ``on_chunk(ChunkEvent)`` is called from a worker thread as each chunk lands in
     ``future.out`` (status "loaded", "missing" or "failed"). ``ReadFuture``: ``result(timeout)``,
-    ``cancel()`` (what has not started is skipped; ``result`` raises ``ReadCancelled``),
+    ``cancel()`` (requests still on the wire are dropped and decoding that has not started is
+    skipped; ``result`` raises ``ReadCancelled``),
     ``cancelled()``, ``done()``, ``exception()``, ``add_done_callback(fn)``. A failed chunk does
     not stop the others: the read finishes what it can, then raises the first failure.
     Concurrent reads of one chunk fetch and decode it once. ``keep_whole_chunks=False``:
