@@ -114,8 +114,8 @@ class ArrayReader:
             if self.store.is_async:
                 self._dispatch_arrivals(mine, job, priority, futures, token)
             else:
-                futures = [scheduler.run_decode(job(batch, None), priority)
-                           for batch in _batches(mine, self._chunk_nbytes)]
+                futures = [scheduler.run_decode(job(batch, None), priority) for batch in
+                           _batches(mine, _task_size(len(mine), self._chunk_nbytes))]
         first = self._wait(futures)
         for i, slot in waited:
             first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
@@ -313,8 +313,7 @@ class ArrayReader:
         started: set = set()
         try:
             for arrived in self._arrivals(mine, token):
-                for i in range(0, len(arrived), size):
-                    part = dict(arrived[i:i + size])
+                for part in map(dict, _batches(arrived, size)):
                     futures.append(scheduler.run_decode(job(list(part), part), priority))
                     started.update(part)
         except BaseException as exc:
@@ -350,14 +349,14 @@ class ArrayReader:
         parts: dict[int, list[int]] = defaultdict(list)  # merged request -> its requests
         for i, (j, _) in enumerate(mapping):
             parts[j].append(i)
-        shards = list(whole.items())
+        shards, first_shard = list(whole.items()), len(merged)
         merged.extend(ByteRequest(key) for key, _ in shards)
         stop = (lambda: token.cancelled) if token is not None else None
         for arrived in self.store.stream(merged, stop):
             out = []
             for j, answer in arrived:
-                if j >= len(merged) - len(shards):
-                    key, coords = shards[j - len(merged) + len(shards)]
+                if j >= first_shard:
+                    key, coords = shards[j - first_shard]
                     out.extend(self._shard_chunks(key, coords, answer))
                     continue
                 for i in parts[j]:
@@ -419,13 +418,11 @@ class ArrayReader:
         """The chunks of a shard read whole, cut out of it (its index is cached on the way)."""
         if isinstance(shard, ZarrfsError):
             return [(c, shard) for c in coords]
-        index = None
+        raw = shard
         if shard is not None:
             size = self.sharding.index_size(self.meta.chunk_shape)
-            index = self._index(key, shard[:size] if self.sharding.index_location == "start"
-                                else shard[-size:])
-        else:
-            cache.shard_indexes.put((self.store.url, key), None)
+            raw = shard[:size] if self.sharding.index_location == "start" else shard[-size:]
+        index = self._index(key, raw)
         out = []
         for c in coords:
             where = self._inner(c, index, None if shard is None else len(shard))
@@ -489,9 +486,8 @@ def _task_size(chunks: int, chunk_nbytes: int) -> int:
     return max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
 
 
-def _batches(pending: list, chunk_nbytes: int) -> list[list]:
-    size = _task_size(len(pending), chunk_nbytes)
-    return [pending[i:i + size] for i in range(0, len(pending), size)]
+def _batches(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 _local = threading.local()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import itertools
 import logging
 import os
 import queue
@@ -88,6 +89,15 @@ async def _http_client(**kwargs):
 
     return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=_HTTP_CONNECTIONS),
                                  **kwargs)
+
+
+def _retry_delay(req: ByteRequest, exc: BaseException, attempt: int) -> float | None:
+    """Seconds to wait before retrying a request whose attempt number ``attempt`` (from 0)
+    failed with ``exc``; None when it is not retried (not transient, or out of attempts)."""
+    if attempt >= _RETRIES or not _is_transient(exc):
+        return None
+    log.info("retrying %s (attempt %d): %s", req.key, attempt + 1, _describe(exc))
+    return _RETRY_DELAY * (attempt + 1)
 
 
 def _range_length(req: ByteRequest) -> int | None:
@@ -239,15 +249,14 @@ class Store:
         its bytes, or the exception of the last attempt."""
         read = _read_local if isinstance(self.fs, LocalFileSystem) else self.fs.cat_file
         path = self.full_path(req.key)
-        for attempt in range(_RETRIES + 1):
+        for attempt in itertools.count():
             try:
                 return read(path, start=req.start, end=req.end)
             except Exception as exc:  # noqa: BLE001 - sorted out by stream()
-                if attempt == _RETRIES or not _is_transient(exc):
+                delay = _retry_delay(req, exc, attempt)
+                if delay is None:
                     return exc
-                log.info("retrying %s (attempt %d): %s", req.key, attempt + 1, _describe(exc))
-                time.sleep(_RETRY_DELAY * (attempt + 1))
-        raise AssertionError("unreachable")  # pragma: no cover
+                time.sleep(delay)
 
     def _arrive_async(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
                       ) -> Iterator[list[tuple[int, object]]]:
@@ -259,15 +268,14 @@ class Store:
 
         async def one(i: int, req: ByteRequest, gate: asyncio.Semaphore) -> None:
             path = self.full_path(req.key)
-            for attempt in range(_RETRIES + 1):
+            for attempt in itertools.count():
                 try:
                     async with gate:
                         data = await fs._cat_file(path, start=req.start, end=req.end)
                 except Exception as exc:  # noqa: BLE001 - sorted out by stream()
-                    if attempt < _RETRIES and _is_transient(exc):
-                        log.info("retrying %s (attempt %d): %s", req.key, attempt + 1,
-                                 _describe(exc))
-                        await asyncio.sleep(_RETRY_DELAY * (attempt + 1))
+                    delay = _retry_delay(req, exc, attempt)
+                    if delay is not None:
+                        await asyncio.sleep(delay)
                         continue
                     arrived.put((i, exc))
                 else:
