@@ -3,6 +3,7 @@ buffers. Values are checked against what zarr-python stored; counters, never tim
 
 from __future__ import annotations
 
+import ctypes
 import random
 from concurrent.futures import ThreadPoolExecutor
 
@@ -53,6 +54,32 @@ def test_sequential_reads_decode_each_chunk_once(written):
     stored = len([c for c in array.chunks_in(...) if not _all_fill(data, array, c)])
     assert engine.stats()["chunks_decoded"] == stored
     assert file.stats.snapshot()["prefetches"] >= 1
+
+
+def test_readinto_fills_a_reply_buffer_across_header_and_end(written):
+    """The mount's FUSE read: bytes go straight into libfuse's buffer (here a ctypes array
+    like it), counts are short only at the end of the file."""
+    array, data = written
+    file = npy_file(array, prefetch=4 << 20)
+    expected = file.prefix + data.tobytes()
+    reply = (ctypes.c_char * 99_999)()
+    view = memoryview(reply).cast("B")
+    handle = file.open()
+    parts, counts, offset = [], [], 0
+    try:
+        while offset < file.size:
+            view[:] = b"\xee" * len(view)  # stale bytes that must never show
+            count = handle.readinto(offset, view)
+            parts.append(bytes(view[:count]))
+            counts.append(count)
+            offset += count
+        assert handle.readinto(file.size, view) == 0
+    finally:
+        handle.release()
+    assert b"".join(parts) == expected
+    assert counts[:-1] == [99_999] * (len(counts) - 1)
+    assert counts[-1] == file.size - 99_999 * (len(counts) - 1)
+    assert file.stats.snapshot()["prefetches"] >= 1  # the windows served it, not direct reads
 
 
 def _all_fill(data, array, chunk_coords) -> bool:

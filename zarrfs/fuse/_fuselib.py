@@ -7,6 +7,7 @@ libfuse2 is the fallback when mfusepy is missing (fusepy ignores ``FUSE_LIBRARY_
 
 from __future__ import annotations
 
+import ctypes
 import os
 
 os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
@@ -32,7 +33,8 @@ _FILL_DIR_PLUS = 2  # libfuse 3: fuse_fill_dir_flags FUSE_FILL_DIR_PLUS
 
 
 class _PlusFUSE(_binding.FUSE):  # type: ignore[misc, valid-type]
-    """mfusepy's FUSE, answering the kernel's READDIRPLUS with every entry's attributes.
+    """mfusepy's FUSE, answering the kernel's READDIRPLUS with every entry's attributes, and
+    reading straight into libfuse's reply buffer.
 
     mfusepy hands libfuse names only, so ``ls -l`` costs a LOOKUP per entry after the listing.
     When the operations offer ``readdir_entries(path, start)`` (an iterator of ``(name, attrs
@@ -41,7 +43,21 @@ class _PlusFUSE(_binding.FUSE):  # type: ignore[misc, valid-type]
     turn attributes into READDIRPLUS entries (with offset 0 it drops them): the kernel then
     caches every entry and its attributes for the entry timeout. A full reply buffer stops the
     listing; the kernel asks again from the last offset.
+
+    mfusepy's ``read`` copies the ``bytes`` an operation returns into libfuse's buffer. When the
+    operations offer ``read_into(path, buffer, offset, fh)`` (a writable memoryview of the
+    request's size; returns the count written), array bytes are copied once, from where the
+    engine decoded them, instead of twice.
     """
+
+    def read(self, path, buf, size, offset, fip):
+        read_into = getattr(self.operations, "read_into", None)
+        if read_into is None:
+            return super().read(path, buf, size, offset, fip)
+        buffer = memoryview((ctypes.c_char * size).from_address(ctypes.addressof(buf.contents)))
+        decoded = None if path is None else path.decode(self.encoding, self.errors)
+        return read_into(decoded, buffer.cast("B"), offset, fip.contents if self.raw_fi else
+                         fip.contents.fh)
 
     def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
         entries = getattr(self.operations, "readdir_entries", None)

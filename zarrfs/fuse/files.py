@@ -76,6 +76,11 @@ class BytesFile:
     def read(self, offset: int, size: int) -> bytes:
         return self.content[offset : offset + size]
 
+    def readinto(self, offset: int, buffer: memoryview) -> int:
+        data = self.read(offset, len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
     def release(self) -> None:
         pass
 
@@ -157,33 +162,40 @@ class ArrayHandle:
         self._ahead: ReadAhead | None = None
 
     def read(self, offset: int, size: int) -> bytes:
+        buffer = bytearray(max(0, min(size, self.file.size - offset)))
+        count = self.readinto(offset, memoryview(buffer))
+        return bytes(buffer) if count == len(buffer) else bytes(buffer[:count])
+
+    def readinto(self, offset: int, buffer: memoryview) -> int:
+        """Bytes from ``offset`` on into ``buffer`` (libfuse's reply buffer, as bytes); the count
+        written, short only at the end of the file."""
         file = self.file
-        end = min(offset + size, file.size)
+        end = min(offset + len(buffer), file.size)
         if offset >= end:
-            return b""
+            return 0
         header = len(file.prefix)
         self._note_access(offset, end)
-        if offset >= header:
-            out = self._read_data(offset - header, end - header)
-        elif end <= header:
-            out = file.prefix[offset:end]
-        else:
-            out = file.prefix[offset:] + self._read_data(0, end - header)
+        at = 0
+        if offset < header:
+            part = file.prefix[offset : min(end, header)]
+            buffer[: len(part)] = part
+            at = len(part)
+        if end > header:
+            self._read_data(offset + at - header, end - header, buffer[at : end - offset])
         file.stats.add("reads")
-        file.stats.add("bytes_served", len(out))
-        return out
+        file.stats.add("bytes_served", end - offset)
+        return end - offset
 
-    def _read_data(self, begin: int, stop: int) -> bytes:
-        """Bytes ``[begin, stop)`` of the data part: read ahead when sequential, else exactly."""
+    def _read_data(self, begin: int, stop: int, dest: memoryview) -> None:
+        """Bytes ``[begin, stop)`` of the data part into ``dest``: read ahead when sequential,
+        else exactly."""
         ahead = self._read_ahead()
-        if ahead is not None:
-            data = ahead.read(begin, stop)
-            if data is not None:
-                return data
+        if ahead is not None and ahead.read_into(begin, stop, dest):
+            return
         itemsize = self.file.itemsize
         first = begin // itemsize
         values = self.file.read_elements(first, -(-stop // itemsize))
-        return bytes(values[begin - first * itemsize : stop - first * itemsize])
+        dest[:] = values[begin - first * itemsize : stop - first * itemsize]
 
     def _read_ahead(self) -> ReadAhead | None:
         file = self.file

@@ -133,11 +133,19 @@ class ZarrfsOperations(Operations):
 
     @fuse_errors
     def read(self, path, size, offset, fi):
+        return self._reading(fi, lambda handle: handle.read(offset, size))
+
+    @fuse_errors
+    def read_into(self, path, buffer, offset, fi):
+        """``read`` straight into libfuse's reply buffer (``_fuselib``); the count written."""
+        return self._reading(fi, lambda handle: handle.readinto(offset, buffer))
+
+    def _reading(self, fi, how):
         handle = self._handles.get(fi.fh)
         if handle is None:
             raise FuseOSError(errno.EBADF)
         try:
-            return handle.read(offset, size)
+            return how(handle)
         except Exception:
             self._tree.stats.add("read_errors")
             raise

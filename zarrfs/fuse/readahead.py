@@ -5,8 +5,8 @@ A file read sequentially is cut into windows of ``window`` elements aligned on m
 window under a read and the next ``ahead`` windows are background reads (``Array.submit``) that
 the engine decodes *straight into* this handle's window buffers: no second copy from the chunk
 cache, no fresh pages per window (a buffer is reused once the reader is two windows past it and
-no read is copying out of it). Reads copy their bytes out of a window while holding it, so a
-buffer is never refilled under a reader.
+no read is copying out of it). Reads copy their bytes out of a window, straight into libfuse's
+reply buffer, while holding it, so a buffer is never refilled under a reader.
 
 Memory: at most ``ahead + 2`` windows per handle read sequentially; freed on release.
 """
@@ -58,8 +58,13 @@ class ReadAhead:
         self.buffers_allocated = 0  # stays at about ``ahead + 3`` however long the file
 
     def read(self, begin: int, stop: int) -> bytes | None:
-        """Bytes ``[begin, stop)`` of the data part; None if a window failed (the caller then
-        reads directly, which retries and reports the real error)."""
+        """Bytes ``[begin, stop)`` of the data part; None if a window failed."""
+        out = bytearray(stop - begin)
+        return bytes(out) if self.read_into(begin, stop, memoryview(out)) else None
+
+    def read_into(self, begin: int, stop: int, dest: memoryview) -> bool:
+        """Bytes ``[begin, stop)`` of the data part into ``dest``; False if a window failed (the
+        caller then reads directly, which retries and reports the real error)."""
         span = self._nbytes
         indexes = range(begin // span, (stop - 1) // span + 1)
         with self._lock:
@@ -69,12 +74,14 @@ class ReadAhead:
             self._advance(indexes.start, indexes.stop)
         try:
             if not all(self._wait(window) for window in windows):
-                return None
-            parts = []
+                return False
+            at = 0
             for index, window in zip(indexes, windows, strict=True):
                 base = index * span
-                parts.append(memoryview(window.buffer)[max(begin, base) - base : stop - base])
-            return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+                part = memoryview(window.buffer)[max(begin, base) - base : stop - base]
+                dest[at : at + len(part)] = part
+                at += len(part)
+            return True
         finally:
             with self._lock:
                 for window in windows:
