@@ -21,8 +21,10 @@ from collections.abc import Callable
 import zarrfs.engine as engine
 from zarrfs.cli import option_value
 
+from .allocator import keep_freed_memory
 from .control import RingLogHandler, control_entries
 from .files import MountStats
+from .kernel import set_readahead
 from .options import MountOptions, fuse_mount_kwargs
 from .tree import VirtualTree
 
@@ -174,6 +176,7 @@ def serve(
     from .operations import ZarrfsOperations
 
     ring = _setup_logging(options, log_file, foreground)
+    keep_freed_memory()
 
     def fail(message: str) -> int:
         log.error("%s", message)
@@ -195,8 +198,14 @@ def serve(
     def root():
         return opened.pop() if opened else open_root()
 
+    def ready() -> None:
+        if options.kernel_readahead:
+            set_readahead(mountpoint, options.kernel_readahead)
+        if on_ready is not None:
+            on_ready()
+
     tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
-    operations = ZarrfsOperations(tree, on_ready=on_ready)
+    operations = ZarrfsOperations(tree, on_ready=ready)
     kwargs = fuse_mount_kwargs(options, fsname=url)
     log.info("mounting %s at %s", url, mountpoint)
     try:

@@ -69,6 +69,7 @@ class MountOptions:
     csv_max_elements: int = 1_000_000
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
+    kernel_readahead: int = 1 << 20  # the kernel's readahead for this mount (root); 0: unchanged
     threads: str = "auto"  # FUSE request threads: "single", "multi", "auto" (single if local)
     cache_size: int | None = None  # engine decoded-chunk cache (bytes); None: engine default
     consolidated: bool | None = None
@@ -142,6 +143,7 @@ _PARSERS = {
     "csv_max_elements": int,
     "json_max_elements": int,
     "prefetch": parse_size,
+    "kernel_readahead": parse_size,
     "threads": _parse_threads,
     "cache_size": parse_size,
     "consolidated": _parse_consolidated,
