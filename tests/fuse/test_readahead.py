@@ -106,7 +106,10 @@ def test_windows_out_of_order_concurrent_and_buffers_reused(written):
             assert part == expected[begin:stop], (begin, stop)
         windows = -(-array.size // 3_001)
         assert windows > 50
-        assert ahead.buffers_allocated <= 3 + 3 + 4  # ahead + 3, plus the shuffled neighbours
+        # ahead + 3, plus the shuffled neighbours: a window dropped while a reader that came
+        # out of order still wanted it is submitted again in a new buffer, so thread timing
+        # (a loaded CI machine) moves the count by a few; never towards one per window
+        assert ahead.buffers_allocated <= 2 * (3 + 3 + 4) < windows // 10
         assert ahead.read(0, 64) == expected[:64]  # a jump back still reads right
     finally:
         ahead.release()
