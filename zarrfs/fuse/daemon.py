@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from zarrfs.cli import option_value
 from .allocator import keep_freed_memory
 from .control import RingLogHandler, control_entries
 from .files import MountStats
-from .kernel import set_readahead
+from .kernel import mount_table, set_readahead
 from .options import MountOptions, fuse_mount_kwargs
 from .tree import VirtualTree
 
@@ -45,16 +44,10 @@ def is_mounted(mountpoint: str) -> bool:
     except OSError:  # a stale FUSE mount cannot be resolved
         pass
     try:
-        with open("/proc/self/mountinfo", "rb") as table:
-            lines = table.read().splitlines()
+        points = {point for point, _ in mount_table()}
     except OSError:
         return os.path.ismount(mountpoint)
-    octal = re.compile(rb"\\([0-7]{3})")
-    for line in lines:
-        field = octal.sub(lambda match: bytes([int(match.group(1), 8)]), line.split()[4])
-        if field in wanted:
-            return True
-    return False
+    return not wanted.isdisjoint(points)
 
 
 def normalize_url(url: str) -> str:

@@ -1,4 +1,5 @@
-"""The kernel's readahead for this mount, set through its backing device in sysfs.
+"""The kernel's side of a mount: its entry in the mount table, and its readahead, set through
+its backing device in sysfs.
 
 The kernel reads a FUSE file ahead of a sequential reader in windows of the mount's readahead,
 128 KiB by default; a FUSE server can only lower it (``max_readahead`` at init). One large
@@ -17,7 +18,19 @@ import re
 
 log = logging.getLogger(__name__)
 
-_ESCAPED = re.compile(r"\\([0-7]{3})")  # mountinfo writes space, tab, newline, \ as octal
+_ESCAPED = re.compile(rb"\\([0-7]{3})")  # mountinfo writes space, tab, newline, \ as octal
+
+
+def mount_table(mountinfo: str = "/proc/self/mountinfo") -> list[tuple[bytes, str]]:
+    """``(mount point, "MAJOR:MINOR")`` for every mount, oldest first; OSError if unreadable."""
+    with open(mountinfo, "rb") as table:
+        lines = table.read().splitlines()
+    return [(_ESCAPED.sub(_unescape, fields[4]), fields[2].decode("ascii", "replace"))
+            for fields in (line.split(b" ") for line in lines) if len(fields) > 4]
+
+
+def _unescape(match: re.Match) -> bytes:
+    return bytes([int(match.group(1), 8)])
 
 
 def mount_device(mountpoint: str, mountinfo: str = "/proc/self/mountinfo") -> str | None:
@@ -26,22 +39,13 @@ def mount_device(mountpoint: str, mountinfo: str = "/proc/self/mountinfo") -> st
     Resolves the parent folder only: this runs while the mount answers its INIT, and a look at
     the mount point itself would wait for the (single-threaded) daemon, that is, for itself."""
     mountpoint = os.path.abspath(mountpoint)
-    target = os.path.join(os.path.realpath(os.path.dirname(mountpoint)),
-                          os.path.basename(mountpoint))
-    found = None
+    target = os.fsencode(os.path.join(os.path.realpath(os.path.dirname(mountpoint)),
+                                      os.path.basename(mountpoint)))
     try:
-        with open(mountinfo, encoding="utf8", errors="replace") as lines:
-            for line in lines:
-                fields = line.split(" ")
-                if len(fields) > 4 and _ESCAPED.sub(_unescape, fields[4]) == target:
-                    found = fields[2]
+        devices = [device for point, device in mount_table(mountinfo) if point == target]
     except OSError:
         return None
-    return found
-
-
-def _unescape(match: re.Match) -> str:
-    return chr(int(match.group(1), 8))
+    return devices[-1] if devices else None
 
 
 def set_readahead(mountpoint: str, nbytes: int, sysfs: str = "/sys/class/bdi") -> bool:
