@@ -163,8 +163,8 @@ class ArrayHandle:
 
     def read(self, offset: int, size: int) -> bytes:
         buffer = bytearray(max(0, min(size, self.file.size - offset)))
-        count = self.readinto(offset, memoryview(buffer))
-        return bytes(buffer) if count == len(buffer) else bytes(buffer[:count])
+        self.readinto(offset, memoryview(buffer))  # fills it: short only past the end
+        return bytes(buffer)
 
     def readinto(self, offset: int, buffer: memoryview) -> int:
         """Bytes from ``offset`` on into ``buffer`` (libfuse's reply buffer, as bytes); the count

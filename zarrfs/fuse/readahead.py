@@ -57,11 +57,6 @@ class ReadAhead:
         self._nbytes = self.window * file.itemsize
         self.buffers_allocated = 0  # stays at about ``ahead + 3`` however long the file
 
-    def read(self, begin: int, stop: int) -> bytes | None:
-        """Bytes ``[begin, stop)`` of the data part; None if a window failed."""
-        out = bytearray(stop - begin)
-        return bytes(out) if self.read_into(begin, stop, memoryview(out)) else None
-
     def read_into(self, begin: int, stop: int, dest: memoryview) -> bool:
         """Bytes ``[begin, stop)`` of the data part into ``dest``; False if a window failed (the
         caller then reads directly, which retries and reports the real error)."""
