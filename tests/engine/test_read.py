@@ -240,6 +240,33 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
             engine.set_cache_size(512 * 2**20)
 
 
+def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
+    """A read of at most _INLINE_BYTES from a local store decodes where it was asked (no
+    worker hand-off); a larger one in the decode pool. Both read the right values, and a
+    chunk that fails still raises, naming its key."""
+    import zarrfs.engine.reader as reader
+    threads = []
+    real = reader.ArrayReader._decode
+    monkeypatch.setattr(reader.ArrayReader, "_decode", lambda self, *a, **k: (
+        threads.append(threading.current_thread()), real(self, *a, **k))[1])
+    monkeypatch.setattr(reader, "_INLINE_BYTES", 64 * 64 * 2 * 4)  # four chunks
+    data = _volume((2, 256, 256))
+    w = zarr_writer(data, chunks=(1, 64, 64))
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.set_cache_size(0)
+    try:
+        np.testing.assert_array_equal(arr[1, 10:100, 30:120], data[1, 10:100, 30:120])  # 4
+        assert len(threads) == 4 and set(threads) == {threading.current_thread()}
+        threads.clear()
+        np.testing.assert_array_equal(arr[1], data[1])  # 16 chunks
+        assert len(threads) == 16 and threading.current_thread() not in threads
+        (w.root / "array" / "c" / "1" / "1" / "0").write_bytes(b"not zstd at all")
+        with pytest.raises(engine.ChunkDecodeError, match="c/1/1/0"):
+            arr[1, 70:80, 0:10]
+    finally:
+        engine.set_cache_size(512 * 2**20)
+
+
 def test_reads_work_in_a_forked_child(zarr_writer):
     """The mount daemonizes with fork(): pools, locks and the in-flight table start fresh."""
     import os

@@ -91,6 +91,17 @@ def run_io(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future
     return _pool("io").submit(fn, priority)
 
 
+def run_here(fn: Callable[[], object]) -> Future:
+    """Run ``fn`` on the calling thread; its outcome as a finished future, like the pools'.
+    For work too small to be worth handing to a worker and waiting for it to wake."""
+    future: Future = Future()
+    try:
+        future.set_result(fn())
+    except BaseException as exc:  # noqa: BLE001 - the caller reads it from the future
+        future.set_exception(exc)
+    return future
+
+
 def _after_fork_in_child() -> None:
     global _lock, inflight
     _lock = threading.Lock()
