@@ -61,6 +61,8 @@ def test_set_readahead_writes_kib_or_says_why_not(tmp_path, monkeypatch, caplog)
     with caplog.at_level("INFO", logger="zarrfs.fuse.kernel"):
         assert not kernel.set_readahead("/mnt/x", 1 << 20, sysfs=str(sysfs))
     assert "kernel readahead unchanged" in caplog.text
+    # a user who may not write it is told how to, with the exact path
+    assert f"echo 1024 | sudo tee {sysfs}/0:99/read_ahead_kb" in caplog.text
 
 
 def _readahead_kb(path) -> int:
