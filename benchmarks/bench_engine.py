@@ -15,9 +15,9 @@ Cold reads: a fresh handle per repeat on a fresh URL (an alias of the same data,
 keyed by URL survives), zarrfs with ``set_cache_size(0)``, tensorstore with a zero-byte cache
 pool, zarr-python as it comes (it caches no chunks). The OS page cache is warm for everyone and
 the HTTP server serves from memory: we measure the libraries, not the disk. Before the timed
-cold repeats each engine makes one untimed read on a URL used only for it, so thread pools and
-kept-alive HTTP connections exist, as in any session. Warm reads: one handle, one untimed read
-to fill the caches, then the timed repeats.
+cold repeats each engine makes three untimed reads on URLs used only for them, so thread pools
+and kept-alive HTTP connections exist and the allocator has settled, as in any session. Warm
+reads: one handle, untimed reads to fill the caches, then the timed repeats.
 
 Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
 every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
@@ -42,6 +42,10 @@ import numpy as np
 from _common import ServedDirectory, median, round_trips, timed
 
 DATA = Path(__file__).resolve().parent / "_data"
+#: untimed reads per engine and case before the timed ones. The first reads of a process are
+#: slower for every engine (the 8 MB result of a plane lands on freshly mapped pages until
+#: glibc raises its mmap threshold, after a few frees); a session reads more than one plane.
+SETTLE_READS = 3
 WARM_CACHE = 2**30
 
 
@@ -54,7 +58,7 @@ class Config:
     jitter: float = 0.0  # up to this much more per HTTP answer (--jitter)
 
 
-FULL = Config(depth=16, side=2048, repeats=7)
+FULL = Config(depth=16, side=2048, repeats=11)
 QUICK = Config(depth=4, side=1024, repeats=3)
 
 
@@ -257,11 +261,13 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
     expected = plane_data(sel[0], cfg.side)[sel[1:]]
     result = Result(case)
     cold = case.mode == "cold"
-    # warm: one handle each, its caches filled by an untimed read; cold: an untimed read on a
-    # URL never used again, so thread pools and HTTP connections exist (as in any session)
+    # warm: one handle each, its caches filled by untimed reads; cold: untimed reads on URLs
+    # never used again, so thread pools, HTTP connections and the allocator have settled in
     readers = {e.name: e.open(where.fresh(case), cold) for e in engines}
-    for e in engines:
-        readers[e.name](sel)
+    for _ in range(SETTLE_READS):
+        for e in engines:
+            read = readers[e.name] if not cold else e.open(where.fresh(case), cold)
+            read(sel)
     for rep in range(cfg.repeats):
         order = engines[rep % len(engines):] + engines[:rep % len(engines)]
         for e in order:
