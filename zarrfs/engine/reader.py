@@ -114,12 +114,11 @@ class ArrayReader:
                                     on_chunk=on_chunk, caching=caching, keep_whole=keep_whole)
             if self.store.is_async:
                 self._dispatch_arrivals(mine, job, priority, futures, token)
+            elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
+                futures = [scheduler.run_here(job(mine, None))]
             else:
-                if len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
-                    futures = [scheduler.run_here(job(mine, None))]
-                else:
-                    futures = [scheduler.run_decode(job(batch, None), priority) for batch in
-                               _batches(mine, _task_size(len(mine), self._chunk_nbytes))]
+                futures = [scheduler.run_decode(job(batch, None), priority) for batch in
+                           _batches(mine, _task_size(len(mine), self._chunk_nbytes))]
         first = self._wait(futures)
         for i, slot in waited:
             first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
