@@ -263,15 +263,18 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
     cold = case.mode == "cold"
     # warm: one handle each, its caches filled by untimed reads; cold: untimed reads on URLs
     # never used again, so thread pools, HTTP connections and the allocator have settled in
-    readers = {e.name: e.open(where.fresh(case), cold) for e in engines}
+    warm = {} if cold else {e.name: e.open(where.fresh(case), cold) for e in engines}
+
+    def reader(e):
+        return warm[e.name] if not cold else e.open(where.fresh(case), cold)
+
     for _ in range(SETTLE_READS):
         for e in engines:
-            read = readers[e.name] if not cold else e.open(where.fresh(case), cold)
-            read(sel)
+            reader(e)(sel)
     for rep in range(cfg.repeats):
         order = engines[rep % len(engines):] + engines[:rep % len(engines)]
         for e in order:
-            read = readers[e.name] if not cold else e.open(where.fresh(case), cold)
+            read = reader(e)
             if isinstance(e, Zarrfs):
                 e.engine.reset_stats()
             if where.server is not None:
