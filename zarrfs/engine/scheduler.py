@@ -1,7 +1,8 @@
 """The one place for concurrency (STYLE 4): two lazily created, fork-safe priority pools.
 
-* ``decode`` work runs on ``os.cpu_count()`` threads (numcodecs releases the GIL while it
-  decompresses), lowest priority number first, FIFO within a priority.
+* ``decode`` work runs on one thread per CPU (numcodecs releases the GIL while it
+  decompresses), each kept on its own CPU, lowest priority number first, FIFO within a
+  priority.
 * ``io`` work (a whole background read: planning, waiting on fsspec's event loop) runs on a
   separate, larger pool so that waiting on the network never starves decoding.
 
@@ -28,9 +29,10 @@ PRIORITY_PREFETCH = 10
 class PriorityPool:
     """A fixed set of daemon threads taking ``(priority, seq, fn)`` from one heap."""
 
-    def __init__(self, workers: int, name: str):
+    def __init__(self, workers: int, name: str, pinned: bool = False):
         self._workers = workers
         self._name = name
+        self._pinned = pinned
         self._heap: list = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -46,12 +48,17 @@ class PriorityPool:
         return fut
 
     def _start(self) -> None:
+        cpus = _cpus() if self._pinned else []
         for i in range(self._workers):
-            t = threading.Thread(target=self._run, name=f"zarrfs-{self._name}-{i}", daemon=True)
+            cpu = cpus[i % len(cpus)] if len(cpus) > 1 else None
+            t = threading.Thread(target=self._run, args=(cpu,), name=f"zarrfs-{self._name}-{i}",
+                                 daemon=True)
             t.start()
             self._threads.append(t)
 
-    def _run(self) -> None:
+    def _run(self, cpu: int | None) -> None:
+        if cpu is not None:
+            _pin(cpu)
         while True:
             with self._cond:
                 while not self._heap:
@@ -75,12 +82,33 @@ def _pool(name: str) -> PriorityPool:
         if pool is None:
             cpus = decode_workers()
             workers = cpus if name == "decode" else max(8, 2 * cpus)
-            pool = _pools[name] = PriorityPool(workers, name)
+            pool = _pools[name] = PriorityPool(workers, name, pinned=name == "decode")
         return pool
 
 
 def decode_workers() -> int:
-    return os.cpu_count() or 2
+    """One decode worker per CPU this process may run on."""
+    return len(_cpus()) or os.cpu_count() or 2
+
+
+def _cpus() -> list[int]:
+    """The CPUs this process may run on (empty where the OS does not say)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return []
+
+
+def _pin(cpu: int) -> None:
+    """Keep the calling thread on one CPU. Decode workers each get their own: left to the
+    kernel, a burst of reads after an idle spell often ran every worker on the CPU of the
+    thread that woke them, one after the other (in a VM: a plane of 16 chunks of 512 KiB in
+    9 ms on one core instead of 5.2 on two), and the kernel did not spread them out within
+    the few milliseconds a read lasts."""
+    try:
+        os.sched_setaffinity(0, {cpu})
+    except (AttributeError, OSError):  # not Linux, or a CPU taken away since: stay unpinned
+        pass
 
 
 def run_decode(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:

@@ -1,0 +1,64 @@
+"""The decode pool: one worker per CPU the process may use, each kept on a CPU of its own."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from zarrfs.engine import scheduler
+
+linux_affinity = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"),
+                                    reason="CPU affinity is a Linux call")
+
+
+def _worker_cpus() -> dict[str, set[int]]:
+    """Each decode worker's name and the CPUs it may run on, asked from inside every worker
+    at once (a barrier makes sure no worker answers twice)."""
+    workers = scheduler.decode_workers()
+    barrier = threading.Barrier(workers, timeout=30)
+
+    def where():
+        barrier.wait()
+        return threading.current_thread().name, os.sched_getaffinity(0)
+
+    futures = [scheduler.run_decode(where) for _ in range(workers)]
+    return dict(f.result(timeout=60) for f in futures)
+
+
+@linux_affinity
+def test_each_decode_worker_has_a_cpu_of_its_own():
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to spread")
+    assert scheduler.decode_workers() == len(cpus)
+    seen = _worker_cpus()
+    assert len(seen) == len(cpus)
+    assert all(len(mask) == 1 for mask in seen.values()), seen
+    assert set().union(*seen.values()) == cpus
+
+
+@linux_affinity
+def test_a_process_confined_to_one_cpu_gets_one_unpinned_worker(zarr_writer):
+    """Under ``taskset`` or a cgroup cpuset: as many workers as CPUs allowed, not as the
+    machine has, and reads still work."""
+    import numpy as np
+
+    data = np.arange(4 * 64 * 64, dtype="u2").reshape(4, 64, 64)
+    w = zarr_writer(data, chunks=(1, 32, 32))
+    cpu = min(os.sched_getaffinity(0))
+    script = (
+        "import os, sys, numpy as np, zarrfs\n"
+        f"os.sched_setaffinity(0, {{{cpu}}})\n"
+        "from zarrfs.engine import scheduler\n"
+        "assert scheduler.decode_workers() == 1, scheduler.decode_workers()\n"
+        "arr = zarrfs.open(sys.argv[1])['array']\n"
+        "print(int(np.asarray(arr[...], dtype='u8').sum()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(w.root)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == int(data.astype("u8").sum())
