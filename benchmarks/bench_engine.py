@@ -23,6 +23,8 @@ Over HTTP a child process serves the data with a fixed latency per request (``_c
 every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
 adds a random extra wait of up to MS per answer, as object stores vary: responses then land
 over a spread of time, and decoding early ones while waiting for the rest starts to pay.
+``--idle MS`` leaves the process idle that long before every timed read, as a viewer or a mount
+is between a user's requests: threads then wake on CPUs that were asleep.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Config:
     repeats: int
     latency: float = 0.020
     jitter: float = 0.0  # up to this much more per HTTP answer (--jitter)
+    idle: float = 0.0  # seconds asleep before each timed read (--idle)
 
 
 FULL = Config(depth=16, side=2048, repeats=11)
@@ -279,6 +282,7 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
                 e.engine.reset_stats()
             if where.server is not None:
                 where.server.reset()
+            time.sleep(cfg.idle)
             seconds, out = timed(lambda read=read: read(sel))
             if not np.array_equal(np.asarray(out), expected):
                 raise SystemExit(f"{e.name} read wrong data in {case.name}")
@@ -404,10 +408,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jitter", type=float, default=0.0, metavar="MS",
                         help="HTTP answers wait up to this many ms more than the fixed 20 ms, "
                              "at random (seeded), as object stores vary (default: 0)")
+    parser.add_argument("--idle", type=float, default=0.0, metavar="MS",
+                        help="sleep this many ms before every timed read, as an interactive "
+                             "program is idle between requests (default: 0)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     cfg = replace(cfg, repeats=args.repeats or cfg.repeats,
-                  jitter=args.jitter / 1e3)
+                  jitter=args.jitter / 1e3, idle=args.idle / 1e3)
     cases = pick(all_cases(cfg), args.cases)
     if not cases:
         parser.error(f"no case matches {args.cases!r}; cases: "
@@ -421,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{raw / stored_bytes(path):.2f}x compression")
     print(f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms"
           f"{f' + up to {cfg.jitter * 1e3:.0f} ms' if cfg.jitter else ''}, "
+          f"{f'{cfg.idle * 1e3:.0f} ms idle before each read, ' if cfg.idle else ''}"
           f"{os.cpu_count()} CPUs", flush=True)
     results = run(cases, cfg)
     print_table(results)
