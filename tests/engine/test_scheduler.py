@@ -62,3 +62,27 @@ def test_a_process_confined_to_one_cpu_gets_one_unpinned_worker(zarr_writer):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == int(data.astype("u8").sum())
+
+
+@linux_affinity
+def test_a_confined_thread_starting_the_pool_does_not_confine_it():
+    """The first read may come from a thread the program keeps on one CPU; the pool still
+    gets one worker per CPU of the process."""
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to spread")
+    script = (
+        "import os, threading\n"
+        "from zarrfs.engine import scheduler\n"
+        "seen = []\n"
+        "def confined():\n"
+        f"    os.sched_setaffinity(0, {{{min(cpus)}}})\n"
+        "    seen.append(scheduler.decode_workers())\n"
+        "    seen.append(scheduler.run_decode(lambda: os.sched_getaffinity(0)).result(30))\n"
+        "t = threading.Thread(target=confined); t.start(); t.join()\n"
+        "print(seen[0], len(seen[1]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(len(cpus)), "1"]

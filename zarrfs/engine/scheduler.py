@@ -91,12 +91,19 @@ def decode_workers() -> int:
     return len(_cpus()) or os.cpu_count() or 2
 
 
+_cpu_list: list[int] | None = None
+
+
 def _cpus() -> list[int]:
-    """The CPUs this process may run on (empty where the OS does not say)."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return []
+    """The CPUs this process may run on, as its main thread's affinity says (a thread of the
+    program may be confined to fewer); asked once. Empty where the OS does not say."""
+    global _cpu_list
+    if _cpu_list is None:
+        try:
+            _cpu_list = sorted(os.sched_getaffinity(os.getpid()))
+        except (AttributeError, OSError):  # not Linux
+            _cpu_list = []
+    return _cpu_list
 
 
 def _pin(cpu: int) -> None:
@@ -131,8 +138,9 @@ def run_here(fn: Callable[[], object]) -> Future:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, inflight
+    global _lock, inflight, _cpu_list
     _lock = threading.Lock()
+    _cpu_list = None
     _pools.clear()
     inflight = InFlight()
 
