@@ -15,7 +15,6 @@ transiently is retried on its own, a bounded number of times.
 from __future__ import annotations
 
 import asyncio
-import builtins
 import itertools
 import logging
 import os
@@ -388,16 +387,31 @@ def _protocols(fs) -> tuple[str, ...]:
 
 
 def _read_local(path: str, start: int | None = None, end: int | None = None) -> bytes:
-    """A local file or a range of it, without fsspec's per-call overhead (it adds up over
-    hundreds of small chunks)."""
-    with builtins.open(path, "rb") as f:
+    """A local file or a range of it (as :class:`ByteRequest` says), in four system calls.
+
+    Each system call hands the GIL to another thread. ``builtins.open`` and ``read()`` make
+    eight (an isatty check, lseeks, a second read to find the end), and two threads decoding
+    32 KiB chunks spent their time handing the GIL back and forth: a plane of 256 such chunks
+    took as long on two threads as on one. fsspec's ``cat_file`` makes as many, and more
+    Python besides."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        size = os.fstat(fd).st_size
         if start is None:
-            return f.read()
-        if start < 0:
-            f.seek(0, os.SEEK_END)
-            start = max(0, f.tell() + start)
-        f.seek(start)
-        return f.read() if end is None else f.read(max(0, end - start))
+            begin, stop = 0, size
+        elif start < 0:
+            begin, stop = max(0, size + start), size
+        else:
+            begin, stop = min(start, size), size if end is None else min(max(start, end), size)
+        data = os.pread(fd, stop - begin, begin)
+        while len(data) < stop - begin:  # a single read stops at 2 GiB
+            more = os.pread(fd, stop - begin - len(data), begin + len(data))
+            if not more:  # the file shrank meanwhile: the caller checks sizes
+                break
+            data += more
+        return data
+    finally:
+        os.close(fd)
 
 
 def _describe(exc: BaseException) -> str:
