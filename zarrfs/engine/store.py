@@ -391,9 +391,9 @@ def _read_local(path: str, start: int | None = None, end: int | None = None) -> 
 
     Each system call hands the GIL to another thread. ``builtins.open`` and ``read()`` make
     eight (an isatty check, lseeks, a second read to find the end), and two threads decoding
-    32 KiB chunks spent their time handing the GIL back and forth: a plane of 256 such chunks
-    took as long on two threads as on one. fsspec's ``cat_file`` makes as many, and more
-    Python besides."""
+    32 KiB chunks spent their time handing the GIL back and forth: reading and decoding a
+    plane of 256 such chunks took 9.1-10.3 ms on two threads against 11 on one, and 7.3-7.6
+    with these four calls. fsspec's ``cat_file`` makes as many as open(), and more Python."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         size = os.fstat(fd).st_size
