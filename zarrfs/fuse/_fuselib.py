@@ -78,4 +78,61 @@ class _PlusFUSE(_binding.FUSE):  # type: ignore[misc, valid-type]
 
 FUSE = _PlusFUSE if BINDING == "mfusepy" and FUSE_MAJOR_VERSION == 3 else _binding.FUSE
 
-__all__ = ["BINDING", "FUSE", "FUSE_MAJOR_VERSION", "FuseOSError", "Operations", "fuse_get_context"]
+
+# -- FUSE_NOTIFY_STORE: bytes into the kernel's page cache without a request -------------------
+class _FuseBuf(ctypes.Structure):  # fuse_common.h, libfuse 3
+    _fields_ = [("size", ctypes.c_size_t), ("flags", ctypes.c_int), ("mem", ctypes.c_void_p),
+                ("fd", ctypes.c_int), ("pos", ctypes.c_int64),
+                ("spare", ctypes.c_size_t * 2)]  # zeros, in case a newer libfuse appends fields
+
+
+class _FuseBufvec(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_size_t), ("idx", ctypes.c_size_t), ("off", ctypes.c_size_t),
+                ("buf", _FuseBuf * 1)]
+
+
+def _store_functions():
+    """libfuse 3's ``fuse_get_context``, ``fuse_get_session``, ``fuse_lowlevel_notify_store``,
+    or None (fusepy, libfuse 2)."""
+    library = getattr(_binding, "_libfuse", None)
+    if BINDING != "mfusepy" or FUSE_MAJOR_VERSION != 3 or library is None:
+        return None
+    try:  # fresh function objects (indexing): mfusepy's own keep their argument types
+        context, session, store = (library["fuse_get_context"], library["fuse_get_session"],
+                                   library["fuse_lowlevel_notify_store"])
+    except AttributeError:
+        return None
+    context.restype = ctypes.POINTER(ctypes.c_void_p)  # its first field: struct fuse *
+    session.argtypes, session.restype = (ctypes.c_void_p,), ctypes.c_void_p
+    store.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
+                      ctypes.POINTER(_FuseBufvec), ctypes.c_int)
+    store.restype = ctypes.c_int
+    return context, session, store
+
+
+_STORE = _store_functions()
+
+
+def fuse_session() -> int | None:
+    """The libfuse session of the mount whose callback is running (call it from one, e.g.
+    ``init``); None where the binding cannot store into the page cache."""
+    if _STORE is None:
+        return None
+    context = _STORE[0]()
+    fuse = context[0] if context else None
+    return _STORE[1](fuse) if fuse else None
+
+
+def notify_store(session: int, node_id: int, offset: int, address: int, size: int) -> int:
+    """Put ``size`` bytes at ``address`` into the kernel's page cache of the file ``node_id``
+    at ``offset`` (FUSE_NOTIFY_STORE); 0, or a negative errno. Pages are marked valid only
+    where whole (or ending at the file's end), and the kernel waits for pages a read is filling
+    first: never call this from a thread that a FUSE request may be waiting for."""
+    vector = _FuseBufvec(count=1)
+    vector.buf[0].size = size
+    vector.buf[0].mem = address
+    return _STORE[2](session, node_id, offset, ctypes.byref(vector), 0)
+
+
+__all__ = ["BINDING", "FUSE", "FUSE_MAJOR_VERSION", "FuseOSError", "Operations", "fuse_get_context",
+           "fuse_session", "notify_store"]

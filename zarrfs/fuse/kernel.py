@@ -1,5 +1,5 @@
-"""The kernel's side of a mount: its entry in the mount table, and its readahead, set through
-its backing device in sysfs.
+"""The kernel's side of a mount: its entry in the mount table, its readahead, set through its
+backing device in sysfs, and the node ids by which it knows the mount's files.
 
 The kernel reads a FUSE file ahead of a sequential reader in windows of the mount's readahead,
 128 KiB by default; a FUSE server can only lower it (``max_readahead`` at init). One large
@@ -12,6 +12,7 @@ root); other users keep the kernel's default, and the log says so.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import re
@@ -65,3 +66,44 @@ def set_readahead(mountpoint: str, nbytes: int, sysfs: str = "/sys/class/bdi") -
         return False
     log.info("kernel readahead %d KiB", nbytes >> 10)
     return True
+
+
+
+class _FileHandle(ctypes.Structure):  # struct file_handle, room for FUSE's 3 words and more
+    _fields_ = [("handle_bytes", ctypes.c_uint), ("handle_type", ctypes.c_int),
+                ("f_handle", ctypes.c_uint32 * 32)]
+
+
+_FILEID_INO64_GEN = 0x81  # linux/exportfs.h; FUSE's handle: node id (two words), generation
+_AT_EMPTY_PATH = 0x1000
+_libc = None
+
+
+def node_id(path: str, device: str) -> int | None:
+    """The node id by which the kernel knows the file at ``path`` in the FUSE mount whose
+    device is ``device`` (``"MAJOR:MINOR"``), from ``name_to_handle_at``; None if the path
+    lies elsewhere (a mount over the mount point) or the kernel does not say. Looks the path
+    up: never call it from a thread that must answer that lookup."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    handle = _FileHandle(handle_bytes=ctypes.sizeof(_FileHandle) - 8)
+    mount_id = ctypes.c_int()
+    try:
+        fd = os.open(path, os.O_PATH | os.O_NOFOLLOW)  # no FUSE open; one lookup for both
+    except OSError as error:
+        log.debug("no node id for %s: %s", path, error)
+        return None
+    try:
+        found = os.fstat(fd).st_dev
+        if f"{os.major(found)}:{os.minor(found)}" != device:
+            return None
+        if _libc.name_to_handle_at(fd, b"", ctypes.byref(handle), ctypes.byref(mount_id),
+                                   _AT_EMPTY_PATH) != 0:
+            log.debug("no node id for %s: %s", path, os.strerror(ctypes.get_errno()))
+            return None
+    finally:
+        os.close(fd)
+    if handle.handle_type != _FILEID_INO64_GEN or handle.handle_bytes < 8:
+        return None
+    return (handle.f_handle[0] << 32) | handle.f_handle[1]
