@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import zarrfs.engine as engine
+from zarrfs.fuse import files, readahead
 from zarrfs.fuse.files import ArrayBytesFile, MountStats
 from zarrfs.fuse.npy import npy_header
 from zarrfs.fuse.readahead import ReadAhead
@@ -143,3 +144,47 @@ def test_a_failed_window_falls_back_to_a_direct_read(written, tmp_path):
             read_all(handle, file.size, 65536)
     finally:
         handle.release()
+
+
+class RecordedPages:
+    """Stands in for ``pagecache.FilePages``: keeps what would be stored into the page cache."""
+
+    def __init__(self):
+        self.stored: dict[int, bytes] = {}
+
+    def push(self, offset, data, done, served=lambda: 0):
+        self.stored[offset] = bytes(data)
+        done()
+
+
+def test_windows_go_to_the_page_cache_and_reads_may_skip_them(written, monkeypatch):
+    """Each decoded window's whole pages but its first are pushed, with the file's own bytes;
+    a reader that then asks only for the first page of each window stays sequential (its
+    read-ahead is not reset by the jumps) and gets the right bytes."""
+    array, data = written
+    file = npy_file(array, prefetch=4 << 20)  # 1 MiB windows
+    monkeypatch.setattr(files, "_REORDER_TOLERANCE", 4096)  # jumps of a window exceed it
+    expected = file.prefix + data.tobytes()
+    pages = RecordedPages()
+    handle = file.open(pages)
+    page = readahead.PAGE
+    try:
+        reply = bytearray(page)
+        for offset in (0, page, 2 * page):  # sequential: read-ahead starts
+            assert handle.readinto(offset, memoryview(reply)) == page
+        window = 1 << 20
+        for k in range(1, -(-(file.size - len(file.prefix)) // window)):
+            first_page = (len(file.prefix) + k * window) // page * page  # all a reader asks
+            count = handle.readinto(first_page, memoryview(reply))
+            assert bytes(reply[:count]) == expected[first_page : first_page + count]
+            assert handle._ahead is not None  # still sequential
+    finally:
+        handle.release()
+    assert pages.stored, "nothing pushed"
+    covered = 0
+    for offset, content in pages.stored.items():
+        assert offset % page == 0
+        assert content == expected[offset : offset + len(content)]
+        assert len(content) % page == 0 or offset + len(content) == file.size
+        covered += len(content)
+    assert covered > file.size * 0.9

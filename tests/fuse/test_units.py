@@ -153,6 +153,9 @@ def test_options_parse_and_drop_system_options():
     with pytest.raises(ValueError):
         parse_mount_options(["ttl=-1"])
     assert parse_size("2G") == 2 << 30 and parse_size("1048576") == 1 << 20
+    assert [parse_mount_options([f"push_pages={v}"]).push_pages for v in ("yes", "no", "")] \
+        == [True, False, True]
+    assert MountOptions().push_pages
 
 
 def test_threads_single_for_local_stores_pool_for_network_stores():

@@ -25,6 +25,7 @@ from .control import RingLogHandler, control_entries
 from .files import MountStats
 from .kernel import mount_table, set_readahead
 from .options import MountOptions, fuse_mount_kwargs
+from .pagecache import PagePusher
 from .tree import VirtualTree
 
 log = logging.getLogger(__name__)
@@ -191,14 +192,17 @@ def serve(
     def root():
         return opened.pop() if opened else open_root()
 
-    def ready() -> None:
+    def ready() -> None:  # runs in FUSE init
         if options.kernel_readahead:
             set_readahead(mountpoint, options.kernel_readahead)
+        if pages is not None:
+            pages.attach()
         if on_ready is not None:
             on_ready()
 
     tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
-    operations = ZarrfsOperations(tree, on_ready=ready)
+    pages = PagePusher(mountpoint, tree.stats) if options.push_pages else None
+    operations = ZarrfsOperations(tree, on_ready=ready, pages=pages)
     kwargs = fuse_mount_kwargs(options, fsname=url)
     log.info("mounting %s at %s", url, mountpoint)
     try:

@@ -39,6 +39,8 @@ class MountStats:
             "opens": 0,
             "prefetches": 0,
             "prefetch_bytes": 0,
+            "pushes": 0,
+            "bytes_pushed": 0,
             "lookups": 0,
         }
 
@@ -139,8 +141,10 @@ class ArrayBytesFile:
     def size(self) -> int:
         return len(self.prefix) + self.count * self.itemsize
 
-    def open(self) -> ArrayHandle:
-        return ArrayHandle(self)
+    def open(self, pages=None) -> ArrayHandle:
+        """A handle; ``pages`` (``pagecache.FilePages``) stores its read-ahead windows into the
+        kernel's page cache."""
+        return ArrayHandle(self, pages)
 
     def read_elements(self, first: int, stop: int) -> memoryview:
         """Bytes of elements ``[first, stop)`` of this file's range (decodes only those chunks)."""
@@ -154,8 +158,9 @@ class ArrayBytesFile:
 class ArrayHandle:
     """One open array file: serves reads, detects sequential access, then reads ahead."""
 
-    def __init__(self, file: ArrayBytesFile):
+    def __init__(self, file: ArrayBytesFile, pages=None):
         self.file = file
+        self._pages = pages
         self._lock = threading.Lock()
         self._next_offset = -1
         self._sequential_runs = 0
@@ -205,15 +210,20 @@ class ArrayHandle:
             if self._ahead is None:
                 window = max(_MIN_WINDOW, file.prefetch_bytes // _WINDOWS_AHEAD) // file.itemsize
                 ahead = max(1, file.prefetch_bytes // (window * file.itemsize))
-                self._ahead = ReadAhead(file, window, ahead)
+                self._ahead = ReadAhead(file, window, ahead, self._pages)
             return self._ahead
 
     def _note_access(self, offset: int, end: int) -> None:
-        """Count reads that continue the previous one; tolerate reordered kernel readahead.
-        A jump elsewhere stops the read-ahead (its pending reads are cancelled)."""
+        """Count reads that continue the previous one; tolerate reordered kernel readahead,
+        and skips over what the read-ahead stored into the page cache (the reader then asks only
+        for the first page of each window). A jump elsewhere stops the read-ahead (its pending
+        reads are cancelled)."""
         stopped = None
         with self._lock:
-            if offset == self._next_offset:
+            ahead = self._ahead
+            if offset == self._next_offset or (
+                ahead is not None and self._next_offset < offset < ahead.reach
+            ):
                 self._sequential_runs += 1
             elif abs(offset - self._next_offset) > _REORDER_TOLERANCE:
                 self._sequential_runs = 0

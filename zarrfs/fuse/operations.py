@@ -20,6 +20,8 @@ from collections.abc import Callable
 
 from ._fuselib import FuseOSError, Operations
 from .errnos import ReadOnlyError, fuse_errors
+from .files import ArrayBytesFile
+from .pagecache import PagePusher
 from .tree import VirtualTree, is_directory
 
 log = logging.getLogger(__name__)
@@ -32,9 +34,11 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 class ZarrfsOperations(Operations):
     use_ns = True  # times as integer nanoseconds (mfusepy)
 
-    def __init__(self, tree: VirtualTree, on_ready: Callable[[], None] | None = None):
+    def __init__(self, tree: VirtualTree, on_ready: Callable[[], None] | None = None,
+                 pages: PagePusher | None = None):
         self._tree = tree
         self._on_ready = on_ready
+        self._pages = pages
         self._handles: dict[int, object] = {}
         self._handle_ids = itertools.count(1)
         self._handles_lock = threading.Lock()
@@ -53,6 +57,8 @@ class ZarrfsOperations(Operations):
             self._on_ready()
 
     def destroy(self, path):
+        if self._pages is not None:
+            self._pages.close()  # before libfuse frees the session it pushes through
         log.info("unmounted")
 
     # -- reading ------------------------------------------------------------------------------
@@ -121,7 +127,10 @@ class ZarrfsOperations(Operations):
         entry = self._tree.resolve(path)
         if is_directory(entry):
             raise IsADirectoryError(path)
-        handle = entry.open()
+        if isinstance(entry, ArrayBytesFile) and self._pages is not None:
+            handle = entry.open(self._pages.file(path))
+        else:
+            handle = entry.open()
         with self._handles_lock:
             number = next(self._handle_ids)
             self._handles[number] = handle

@@ -70,6 +70,7 @@ class MountOptions:
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
     kernel_readahead: int = 1 << 20  # the kernel's readahead for this mount (root); 0: unchanged
+    push_pages: bool = True  # read-ahead windows stored into the kernel's page cache
     threads: str = "auto"  # FUSE request threads: "single", "multi", "auto" (single if local)
     cache_size: int | None = None  # engine decoded-chunk cache (bytes); None: engine default
     consolidated: bool | None = None
@@ -110,7 +111,7 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a yes/no value: {text!r}")
 
 
-def _parse_consolidated(text: str) -> bool | None:
+def _parse_yes_no_auto(text: str) -> bool | None:
     return None if text.lower() == "auto" else _parse_bool(text)
 
 
@@ -144,9 +145,10 @@ _PARSERS = {
     "json_max_elements": int,
     "prefetch": parse_size,
     "kernel_readahead": parse_size,
+    "push_pages": _parse_bool,
     "threads": _parse_threads,
     "cache_size": parse_size,
-    "consolidated": _parse_consolidated,
+    "consolidated": _parse_yes_no_auto,
     "allow_other": _parse_bool,
     "allow_root": _parse_bool,
     "uid": int,
@@ -183,7 +185,7 @@ def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
         if parser is None:
             known = ", ".join(sorted(_PARSERS)) + ", so.KEY=VALUE"
             raise ValueError(f"unknown mount option {name!r} (known: {known})")
-        if not has_value and parser not in (_parse_bool,):
+        if not has_value and parser not in (_parse_bool, _parse_yes_no_auto):
             raise ValueError(f"mount option {name!r} needs a value: {name}=...")
         try:
             values[name] = parser(raw)

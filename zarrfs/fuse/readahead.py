@@ -8,12 +8,17 @@ cache, no fresh pages per window (a buffer is reused once the reader is two wind
 no read is copying out of it). Reads copy their bytes out of a window, straight into libfuse's
 reply buffer, while holding it, so a buffer is never refilled under a reader.
 
+With ``pages`` (``pagecache.FilePages``), each decoded window is also stored into the kernel's
+page cache, all but its first page, so that the reader's next requests are for those first pages
+only. A window is not reused while its bytes are being pushed.
+
 Memory: at most ``ahead + 2`` windows per handle read sequentially; freed on release.
 """
 
 from __future__ import annotations
 
 import logging
+import mmap
 import threading
 
 import numpy as np
@@ -25,12 +30,13 @@ from .boxes import flat_boxes
 log = logging.getLogger(__name__)
 
 _WAIT = 120.0  # seconds; the engine's own timeouts and retries end a read well before this
+PAGE = mmap.PAGESIZE  # the kernel's page cache works in these
 
 
 class _Window:
     """Elements ``[first, stop)`` of the file, being filled (futures) into ``buffer``."""
 
-    __slots__ = ("first", "stop", "buffer", "futures", "users", "failed")
+    __slots__ = ("first", "stop", "buffer", "futures", "users", "failed", "pushing")
 
     def __init__(self, first: int, stop: int, buffer: np.ndarray, futures: list):
         self.first = first
@@ -39,6 +45,7 @@ class _Window:
         self.futures = futures
         self.users = 0
         self.failed = False
+        self.pushing = False  # set and cleared without the lock: the push ends on any thread
 
     def done(self) -> bool:
         return all(future.done() for future in self.futures)
@@ -47,10 +54,13 @@ class _Window:
 class ReadAhead:
     """The aligned windows of one handle; ``read`` serves element ranges out of them."""
 
-    def __init__(self, file, window: int, ahead: int):
+    def __init__(self, file, window: int, ahead: int, pages=None):
         self.file = file
         self.window = max(1, window)
         self.ahead = max(0, ahead)
+        self.pages = pages
+        self.reach = 0  # file offset where the furthest window asked for ends
+        self.served = 0  # file offset where the furthest read answered ends
         self._lock = threading.Lock()
         self._windows: dict[int, _Window] = {}
         self._free: list[np.ndarray] = []
@@ -76,6 +86,7 @@ class ReadAhead:
                 part = memoryview(window.buffer)[max(begin, base) - base : stop - base]
                 dest[at : at + len(part)] = part
                 at += len(part)
+            self.served = max(self.served, len(self.file.prefix) + stop)
             return True
         finally:
             with self._lock:
@@ -117,7 +128,40 @@ class ReadAhead:
                 window.failed = True
                 return window
         file.stats.add("prefetch_bytes", (stop - first) * file.itemsize)
-        return _Window(first, stop, buffer, futures)
+        window = _Window(first, stop, buffer, futures)
+        header = len(file.prefix)
+        self.reach = max(self.reach, header + stop * file.itemsize)
+        if self.pages is not None:
+            self._push_when_decoded(window, header + first * file.itemsize)
+        return window
+
+    def _push_when_decoded(self, window: _Window, start: int) -> None:
+        """Once every read of ``window`` (file bytes from ``start`` on) succeeded, store its
+        whole pages but the first into the kernel's page cache (``pagecache``)."""
+        size = (window.stop - window.first) * self.file.itemsize
+        begin, end = window_pages(start, start + size, self.file.size)
+        if begin >= end or not window.futures:
+            return
+        window.pushing = True
+        remaining = [len(window.futures)]
+        lock = threading.Lock()
+
+        def released() -> None:
+            window.pushing = False
+
+        def landed(_future) -> None:
+            with lock:
+                remaining[0] -= 1
+                if remaining[0]:
+                    return
+            if any(f.cancelled() or f.exception() is not None for f in window.futures):
+                released()
+            else:  # the slice keeps the buffer alive until pushed, even past release()
+                self.pages.push(begin, window.buffer[begin - start : end - start], released,
+                                lambda: self.served)
+
+        for future in window.futures:
+            future.add_done_callback(landed)
 
     def _advance(self, current: int, stop: int) -> None:
         """Drop windows more than one behind ``current`` (or far ahead: the reader jumped back);
@@ -125,7 +169,7 @@ class ReadAhead:
         far = stop + 2 * self.ahead
         for index in [k for k in self._windows if k < current - 1 or k > far]:
             window = self._windows[index]
-            if window.users:
+            if window.users or window.pushing:
                 continue
             del self._windows[index]
             if window.done():
@@ -161,3 +205,12 @@ class ReadAhead:
                     future.cancel()
             self._windows.clear()
             self._free.clear()
+
+
+def window_pages(start: int, stop: int, file_size: int) -> tuple[int, int]:
+    """The file range ``[begin, end)`` to push for bytes ``[start, stop)`` of a window: whole
+    pages only (the last page of the file may be partial), leaving out the page that holds
+    ``start`` (the reader's request for it tells where it is). Empty when ``begin >= end``."""
+    begin = (start // PAGE + 1) * PAGE
+    end = stop if stop == file_size else stop // PAGE * PAGE
+    return begin, end
