@@ -7,7 +7,8 @@ The kernel reads a FUSE file ahead of a sequential reader in windows of the moun
 request) lets the mount's read-ahead windows answer in larger pieces: ``numpy.load`` went from
 730 to 830-850 MB/s (benchmarks/bench_mount.py). The setting lives in
 ``/sys/class/bdi/MAJOR:MINOR/read_ahead_kb``, writable by root only (the fstab helper runs as
-root); other users keep the kernel's default, and the log says so.
+root); other users keep the kernel's default, and the log says so. Since the mount pushes its
+read-ahead windows into the page cache (``pagecache``), other users read about as fast as root.
 """
 
 from __future__ import annotations
@@ -60,9 +61,9 @@ def set_readahead(mountpoint: str, nbytes: int, sysfs: str = "/sys/class/bdi") -
         with open(path, "w", encoding="ascii") as setting:
             setting.write(str(max(1, nbytes >> 10)))
     except OSError as error:
-        log.info("kernel readahead unchanged (%s: %s); large sequential reads are faster "
-                 "with it raised, as root: echo %d | sudo tee %s", path, error.strerror,
-                 nbytes >> 10, path)
+        log.info("kernel readahead unchanged (%s: %s); with push_pages=no, large sequential "
+                 "reads are faster with it raised, as root: echo %d | sudo tee %s", path,
+                 error.strerror, nbytes >> 10, path)
         return False
     log.info("kernel readahead %d KiB", nbytes >> 10)
     return True
