@@ -69,7 +69,6 @@ def set_readahead(mountpoint: str, nbytes: int, sysfs: str = "/sys/class/bdi") -
     return True
 
 
-
 class _FileHandle(ctypes.Structure):  # struct file_handle, room for FUSE's 3 words and more
     _fields_ = [("handle_bytes", ctypes.c_uint), ("handle_type", ctypes.c_int),
                 ("f_handle", ctypes.c_uint32 * 32)]

@@ -144,7 +144,7 @@ class FilePages:
         return self._node
 
     def push(self, offset: int, data: np.ndarray, done: Callable[[], None],
-             served: Callable[[], int] = lambda: 0) -> None:
+             served: Callable[[], int]) -> None:
         """Queue ``data`` (contiguous bytes, which must not change until ``done``) for the
         file's page cache at ``offset`` (page-aligned, as its end unless at the file's end);
         ``served()`` tells up to where reads were answered (nothing below is pushed). ``done()``
@@ -153,4 +153,3 @@ class FilePages:
             done()
             return
         self._pusher._put((self, offset, data, done, served))
-
