@@ -5,6 +5,7 @@ Round trips and request counts come from the server's own records, never from ti
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from pathlib import Path
@@ -251,3 +252,44 @@ def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume):
     assert time.monotonic() - t0 < STALL / 2
     server.faults.clear()
     np.testing.assert_array_equal(arr[2], data[2])  # the chunk it gave up on reads later
+
+
+def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkeypatch):
+    """Every request of a read starts with the cyclic collector off (a full collection in the
+    middle of a burst of sends puts the rest a round trip late); it is on again after."""
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    states = []
+    original = HTTPFileSystem._cat_file
+
+    async def recording(self, *args, **kwargs):
+        states.append(gc.isenabled())
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(HTTPFileSystem, "_cat_file", recording)
+    assert gc.isenabled()
+    np.testing.assert_array_equal(arr[1], data[1])
+    assert states == [False] * 16
+    assert gc.isenabled()
+
+
+def test_gc_pauses_nest_and_keep_the_prior_state():
+    from zarrfs.engine import gcpause
+
+    assert gc.isenabled()
+    try:
+        gcpause.hold()
+        gcpause.hold()
+        gcpause.release()
+        assert not gc.isenabled()  # one pause is still on
+        gcpause.release()
+        assert gc.isenabled()
+        gcpause.release()  # unmatched: ignored
+        assert gc.isenabled()
+        gc.disable()  # off by the program's own choice: a pause leaves it off
+        gcpause.hold()
+        gcpause.release()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -28,7 +28,7 @@ import fsspec
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
-from . import stats
+from . import gcpause, stats
 from .errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -284,7 +284,13 @@ class Store:
         async def every() -> None:
             try:
                 gate = asyncio.Semaphore(_in_flight_limit())
-                await asyncio.gather(*(one(i, r, gate) for i, r in enumerate(requests)))
+                gcpause.hold()  # released once every request had its first turn (sent)
+                try:
+                    tasks = [asyncio.ensure_future(one(i, r, gate))
+                             for i, r in enumerate(requests)]
+                finally:
+                    asyncio.get_running_loop().call_soon(gcpause.release)
+                await asyncio.gather(*tasks)
             finally:
                 arrived.put(_END)
 
