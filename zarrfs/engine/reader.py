@@ -132,10 +132,7 @@ class ArrayReader:
         """Place a chunk another read was decoding; do it here if that read gave up."""
         value = slot.wait()
         if value is _CANCELLED and not token.cancelled:
-            try:
-                data = self._locate([coords])[coords]
-            except ZarrfsError as exc:
-                data = exc
+            data = self._locate([coords])[coords]
             value = data if data is _MISSING or isinstance(data, ZarrfsError) else \
                 self._guarded_decode(data, coords, caching=False)
         if isinstance(value, BaseException):
@@ -218,18 +215,10 @@ class ArrayReader:
                    done) -> None:
         if token.cancelled:
             return
-        inflight = scheduler.inflight
-        try:
-            raw = located if located is not None else self._locate(batch)
-        except ZarrfsError as exc:
-            for coords in batch:
-                self._failed(coords, exc, by_chunk[coords], on_chunk)
-                inflight.publish(self._cache_key(coords), exc)
-                done.add(coords)
-            raise
+        raw = located if located is not None else self._locate(batch)  # errors per chunk
         first: BaseException | None = None
         t0, decoded = time.perf_counter(), 0
-        url, path, publish = self.store.url, self.path, inflight.publish
+        url, path, publish = self.store.url, self.path, scheduler.inflight.publish
         direct = self._decoded_dtype is not None
         for coords in batch:
             if token.cancelled:
