@@ -116,11 +116,29 @@ _STORE = _store_functions()
 def fuse_session() -> int | None:
     """The libfuse session of the mount whose callback is running (call it from one, e.g.
     ``init``); None where the binding cannot store into the page cache."""
+    fuse = fuse_handle()
+    return _STORE[1](fuse) if fuse else None
+
+
+def can_exit_loop() -> bool:
+    """Whether :func:`fuse_handle` and :func:`exit_loop` work (libfuse 3 through mfusepy)."""
+    return _STORE is not None
+
+
+def fuse_handle() -> int | None:
+    """The ``struct fuse`` of the mount whose callback is running (call it from ``init``), for
+    :func:`exit_loop`; None with fusepy or libfuse 2."""
     if _STORE is None:
         return None
     context = _STORE[0]()
-    fuse = context[0] if context else None
-    return _STORE[1](fuse) if fuse else None
+    return context[0] if context else None
+
+
+def exit_loop(fuse: int) -> None:
+    """Ask libfuse's loop to end (``fuse_exit``): it ends once the main thread wakes."""
+    function = _binding._libfuse["fuse_exit"]
+    function.argtypes, function.restype = (ctypes.c_void_p,), None
+    function(fuse)
 
 
 def notify_store(session: int, node_id: int, offset: int, address: int, size: int) -> int:
@@ -135,4 +153,4 @@ def notify_store(session: int, node_id: int, offset: int, address: int, size: in
 
 
 __all__ = ["BINDING", "FUSE", "FUSE_MAJOR_VERSION", "FuseOSError", "Operations", "fuse_get_context",
-           "fuse_session", "notify_store"]
+           "can_exit_loop", "exit_loop", "fuse_handle", "fuse_session", "notify_store"]

@@ -26,9 +26,14 @@ from .files import MountStats
 from .kernel import mount_table, set_readahead
 from .options import MountOptions, fuse_mount_kwargs
 from .pagecache import PagePusher
+from .signals import Shutdown
 from .tree import VirtualTree
 
 log = logging.getLogger(__name__)
+
+#: seconds a termination signal waits for a page-cache push under way (its read is answered
+#: by a FUSE thread, within the engine's own timeouts)
+_STOP_WAIT = 60.0
 
 READY = b"ready\n"
 
@@ -171,6 +176,11 @@ def serve(
 
     ring = _setup_logging(options, log_file, foreground)
     keep_freed_memory()
+    pages: PagePusher | None = None
+    # pushes end before libfuse stops answering reads
+    stopping = Shutdown(lambda: pages.close(_STOP_WAIT) if pages is not None else None)
+    if options.push_pages:
+        stopping.install()
 
     def fail(message: str) -> int:
         log.error("%s", message)
@@ -193,6 +203,7 @@ def serve(
         return opened.pop() if opened else open_root()
 
     def ready() -> None:  # runs in FUSE init
+        stopping.serving()
         if options.kernel_readahead:
             set_readahead(mountpoint, options.kernel_readahead)
         if pages is not None:
@@ -212,6 +223,8 @@ def serve(
             log.info("stopped (%s); unmounted", error)
             return 0
         return fail(f"cannot mount {url} at {mountpoint}: {error}")
+    finally:
+        stopping.uninstall()
     return 0
 
 

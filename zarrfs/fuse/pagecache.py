@@ -37,7 +37,7 @@ from .kernel import mount_device, node_id
 log = logging.getLogger(__name__)
 
 PIECE = 1 << 20  # bytes per push: a multiple of any page size
-_JOIN = 10.0  # seconds; a push waits only for reads the kernel is aborting at unmount
+_JOIN = 10.0  # seconds; in ``destroy`` a push can wait only for reads the kernel is aborting
 
 
 class PagePusher:
@@ -115,15 +115,17 @@ class PagePusher:
                 self._stats.add("pushes")
                 self._stats.add("bytes_pushed", size)
 
-    def close(self) -> None:
-        """Stop pushing (``destroy``: before libfuse frees the session); pending pushes are
-        dropped, their buffers released."""
+    def close(self, timeout: float = _JOIN) -> None:
+        """Stop pushing; pending pushes are dropped, their buffers released. Waits up to
+        ``timeout`` for a push under way. Called when a termination signal comes, while
+        libfuse's threads still answer the reads a push may wait for (``signals``), and again
+        in ``destroy``, before libfuse frees the session pushes go through."""
         with self._lock:
             self._closed = True
             thread = self._thread
         if thread is not None:
             self._queue.put(None)
-            thread.join(_JOIN)
+            thread.join(timeout)
 
 
 class FilePages:
