@@ -92,14 +92,15 @@ class _FuseBufvec(ctypes.Structure):
 
 
 def _store_functions():
-    """libfuse 3's ``fuse_get_context``, ``fuse_get_session``, ``fuse_lowlevel_notify_store``,
-    or None (fusepy, libfuse 2)."""
+    """libfuse 3's ``fuse_get_context``, ``fuse_get_session``, ``fuse_lowlevel_notify_store``
+    and ``fuse_exit``, or None (fusepy, libfuse 2)."""
     library = getattr(_binding, "_libfuse", None)
     if BINDING != "mfusepy" or FUSE_MAJOR_VERSION != 3 or library is None:
         return None
     try:  # fresh function objects (indexing): mfusepy's own keep their argument types
-        context, session, store = (library["fuse_get_context"], library["fuse_get_session"],
-                                   library["fuse_lowlevel_notify_store"])
+        context, session, store, exit_ = (
+            library["fuse_get_context"], library["fuse_get_session"],
+            library["fuse_lowlevel_notify_store"], library["fuse_exit"])
     except AttributeError:
         return None
     context.restype = ctypes.POINTER(ctypes.c_void_p)  # its first field: struct fuse *
@@ -107,7 +108,8 @@ def _store_functions():
     store.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
                       ctypes.POINTER(_FuseBufvec), ctypes.c_int)
     store.restype = ctypes.c_int
-    return context, session, store
+    exit_.argtypes, exit_.restype = (ctypes.c_void_p,), None
+    return context, session, store, exit_
 
 
 _STORE = _store_functions()
@@ -136,9 +138,7 @@ def fuse_handle() -> int | None:
 
 def exit_loop(fuse: int) -> None:
     """Ask libfuse's loop to end (``fuse_exit``): it ends once the main thread wakes."""
-    function = _binding._libfuse["fuse_exit"]
-    function.argtypes, function.restype = (ctypes.c_void_p,), None
-    function(fuse)
+    _STORE[3](fuse)
 
 
 def notify_store(session: int, node_id: int, offset: int, address: int, size: int) -> int:

@@ -43,14 +43,13 @@ class Shutdown:
         self._lock = threading.Lock()
         self._fuse: int | None = None
         self._requested = False
-        self._main = threading.get_ident()
+        self._main = threading.get_ident()  # built, like installed, on the main thread
         self._previous: dict = {}
         self._pipe: tuple[int, int] | None = None
 
     def install(self) -> bool:
         if not _fuselib.can_exit_loop():
             return False
-        self._main = threading.get_ident()
         self._pipe = os.pipe()
         os.set_blocking(self._pipe[1], False)
         for number in (*TERMINATE, _WAKE):
