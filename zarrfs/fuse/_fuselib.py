@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 
 os.environ.setdefault("FUSE_LIBRARY_NAME", "fuse3")
 
@@ -139,6 +140,20 @@ def fuse_handle() -> int | None:
 def exit_loop(fuse: int) -> None:
     """Ask libfuse's loop to end (``fuse_exit``): it ends once the main thread wakes."""
     _STORE[3](fuse)
+
+
+def keep_sigint(keep: bool) -> None:
+    """Whether mfusepy's loop leaves SIGINT's handler as it is. mfusepy sets SIGINT to the
+    default just before libfuse's loop (Python's default handler could never run there) and
+    libfuse then installs its own; kept, a handler of ours stays, and libfuse leaves SIGINT
+    alone, as it does any signal with a handler. Only with mfusepy (:func:`can_exit_loop`)."""
+    _binding.signal = _signal_keeping_sigint if keep else signal.signal
+
+
+def _signal_keeping_sigint(number, handler):  # mfusepy's ``signal``, while SIGINT is kept
+    if number == signal.SIGINT:
+        return signal.getsignal(number)
+    return signal.signal(number, handler)
 
 
 def notify_store(session: int, node_id: int, offset: int, address: int, size: int) -> int:

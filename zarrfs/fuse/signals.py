@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP for a serving mount: work that needs FUSE requests answered ends first.
+"""SIGTERM, SIGHUP and SIGINT for a serving mount: what needs FUSE requests answered ends first.
 
 libfuse ends its loop on these signals by itself, and a FUSE thread that has just taken a
 request from the kernel may then drop it unanswered. The kernel ends such a request only when
@@ -13,8 +13,8 @@ OpenBLAS's, take signals too), Python's C-level handler writes the signal's numb
 and one thread waits on that pipe. It runs ``before_exit`` while FUSE requests are still being
 answered, then ends libfuse's loop: ``fuse_exit``, and a SIGUSR2 that interrupts the main
 thread's wait in libfuse. Before the mount is live, it interrupts the main thread instead
-(KeyboardInterrupt). SIGINT is left to libfuse: mfusepy resets it to the default just before
-libfuse installs its handlers, and it comes from a terminal, for a mount in the foreground.
+(KeyboardInterrupt). SIGINT (Ctrl-C on a mount in the foreground) is handled the same way:
+mfusepy would reset it to the default for libfuse, and is told to leave it (``_fuselib``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from . import _fuselib
 
 log = logging.getLogger(__name__)
 
-TERMINATE = frozenset({signal.SIGTERM, signal.SIGHUP})
+TERMINATE = frozenset({signal.SIGTERM, signal.SIGHUP, signal.SIGINT})
 _WAKE = signal.SIGUSR2
 
 
@@ -42,7 +42,7 @@ class Shutdown:
         self._before_exit = before_exit
         self._lock = threading.Lock()
         self._fuse: int | None = None
-        self._requested = False
+        self.requested: signal.Signals | None = None  # the signal that asked to unmount
         self._main = threading.get_ident()  # built, like installed, on the main thread
         self._previous: dict = {}
         self._pipe: tuple[int, int] | None = None
@@ -54,6 +54,7 @@ class Shutdown:
         os.set_blocking(self._pipe[1], False)
         for number in (*TERMINATE, _WAKE):
             self._previous[number] = signal.signal(number, self._handler)
+        _fuselib.keep_sigint(True)
         self._previous["wakeup"] = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
         threading.Thread(target=self._watch, args=(self._pipe[0],), name="zarrfs-signals",
                          daemon=True).start()
@@ -65,7 +66,7 @@ class Shutdown:
             return
         with self._lock:
             self._fuse = _fuselib.fuse_handle()
-            late = self._requested and self._fuse is not None
+            late = self.requested is not None and self._fuse is not None
         if late:  # the signal came while libfuse mounted; not on a FUSE thread (it may wait)
             threading.Thread(target=self._finish, name="zarrfs-exit", daemon=True).start()
 
@@ -73,6 +74,7 @@ class Shutdown:
         """Handlers and wakeup descriptor as before (the waiting thread stays, idle)."""
         if self._pipe is None:
             return
+        _fuselib.keep_sigint(False)
         signal.set_wakeup_fd(self._previous.pop("wakeup"))
         for number, handler in self._previous.items():
             signal.signal(number, handler)
@@ -85,7 +87,7 @@ class Shutdown:
                 break
         log.info("%s: unmounting", signal.Signals(number).name)
         with self._lock:
-            self._requested = True
+            self.requested = signal.Signals(number)
             serving = self._fuse is not None
         if serving:
             self._finish()
@@ -103,5 +105,5 @@ class Shutdown:
     def _handler(self, signum, frame) -> None:
         """Python's part, on the main thread whenever it next runs Python (in a FUSE callback,
         or after libfuse returns): nothing to do once serving; before, stop what it does."""
-        if signum == _WAKE and self._requested and self._fuse is None:
+        if signum == _WAKE and self.requested is not None and self._fuse is None:
             raise KeyboardInterrupt
