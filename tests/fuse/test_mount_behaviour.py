@@ -171,12 +171,70 @@ def test_mount_error_reaches_the_caller(tmp_path):
     assert not is_mounted(str(target))
 
 
-def test_sigterm_unmounts_cleanly(store, mount):
-    root, _ = store
-    mounted = mount(root)
-    mounted.process.send_signal(signal.SIGTERM)
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP],
+                         ids=["SIGTERM", "SIGINT", "SIGHUP"])
+@pytest.mark.parametrize("push", ["yes", "no"])
+def test_a_signal_unmounts_cleanly(store, mount, number, push):
+    root, data = store
+    mounted = mount(root, f"push_pages={push}")
+    assert np.array_equal(np.load(mounted.path / "cube" / "data.npy"), data["cube"])
+    mounted.process.send_signal(number)
     assert mounted.process.wait(timeout=20) == 0
     assert not is_mounted(str(mounted.path))
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_store_opens_stops_before_mounting(tmp_path, http_server, number):
+    """The store answers slowly: the signal ends the opening, and nothing is mounted."""
+    (tmp_path / "slow.zarr").mkdir()
+    (tmp_path / "slow.zarr" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group"}')
+    server = http_server(tmp_path, latency=10.0)
+    target = tmp_path / "mnt"
+    target.mkdir()
+    process = subprocess.Popen(
+        zarrfs_command("mount", "--foreground", f"{server.url}/slow.zarr", str(target)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not server.stats.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.stats.in_flight, "the mount never asked the store"
+        process.send_signal(number)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + number
+    assert f"{signal.Signals(number).name} while mounting" in stderr
+    assert not is_mounted(str(target))
+
+
+def test_ctrl_c_while_the_daemon_opens_the_store_leaves_nothing_mounted(tmp_path, http_server):
+    """Ctrl-C on ``zarrfs mount`` (daemonizing) while the store answers slowly: the daemon
+    stops too, and no mount appears later."""
+    (tmp_path / "slow.zarr").mkdir()
+    (tmp_path / "slow.zarr" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group"}')
+    server = http_server(tmp_path, latency=5.0)
+    target = tmp_path / "mnt"
+    target.mkdir()
+    log_file = tmp_path / "daemon.log"
+    process = subprocess.Popen(
+        zarrfs_command("mount", f"{server.url}/slow.zarr", str(target), "--log-file",
+                       str(log_file)),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not server.stats.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.stats.in_flight, "the daemon never asked the store"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert "interrupted; not mounted" in stderr
+    assert "SIGTERM while mounting" in log_file.read_text()
+    time.sleep(6)  # past the store's answer: the daemon would have mounted by now
+    assert not is_mounted(str(target))
 
 
 def _alive(pid: int) -> bool:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 
 import zarrfs.engine as engine
@@ -98,7 +100,11 @@ def mount(
     os.close(write_end)
     os.waitpid(pid, 0)  # the first child exits as soon as it has forked the daemon
     with os.fdopen(read_end, "rb") as status:
-        message = status.read()
+        daemon = status.readline()  # its pid, first
+        try:
+            message = status.read()
+        except KeyboardInterrupt:  # Ctrl-C while the store opens: no mount may appear later
+            return _stop_daemon(daemon, mountpoint)
     if message.startswith(READY):
         return 0
     text = message.decode("utf8", "replace").strip() or "the mount daemon exited without a word"
@@ -120,6 +126,7 @@ def _daemon_child(url, mountpoint, options, storage_options, log_file, write_end
         captured = tempfile.TemporaryFile()  # libfuse writes its mount errors to stderr
         os.dup2(captured.fileno(), 2)
         status = os.fdopen(write_end, "wb", buffering=0)
+        status.write(b"%d\n" % os.getpid())
 
         def ready() -> None:
             os.dup2(_after_ready_fd(log_file, devnull), 2)
@@ -144,6 +151,31 @@ def _daemon_child(url, mountpoint, options, storage_options, log_file, write_end
         code = 1
     finally:
         os._exit(code)
+
+
+def _stop_daemon(pid_line: bytes, mountpoint: str) -> int:
+    """SIGTERM to the daemon (it stops opening, or unmounts), and wait until it has gone."""
+    try:
+        pid = int(pid_line)
+        os.kill(pid, signal.SIGTERM)
+    except (ValueError, ProcessLookupError):  # it has already gone
+        pid = 0
+    deadline = time.monotonic() + _STOP_WAIT
+    while pid and _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if is_mounted(mountpoint):
+        print(f"zarrfs mount: interrupted; {mountpoint} is still mounted", file=sys.stderr)
+    else:
+        print("zarrfs mount: interrupted; not mounted", file=sys.stderr)
+    return 128 + signal.SIGINT
+
+
+def _alive(pid: int) -> bool:
+    try:  # a zombie that nobody reaps (init in a container) has gone too
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _after_ready_fd(log_file: str | None, devnull: int) -> int:
@@ -179,8 +211,7 @@ def serve(
     pages: PagePusher | None = None
     # pushes end before libfuse stops answering reads
     stopping = Shutdown(lambda: pages.close(_STOP_WAIT) if pages is not None else None)
-    if options.push_pages:
-        stopping.install()
+    stopping.install()
 
     def fail(message: str) -> int:
         log.error("%s", message)
@@ -190,11 +221,18 @@ def serve(
             print(f"zarrfs mount: {message}", file=sys.stderr)
         return 1
 
+    def interrupted() -> int:  # a signal before the mount was live
+        number = stopping.requested or signal.SIGINT  # else Python's own KeyboardInterrupt
+        fail(f"{number.name} while mounting {url}: not mounted")
+        return 128 + number
+
     try:
         if options.cache_size is not None:
             engine.set_cache_size(options.cache_size)
         open_root = _root_opener(url, options, storage_options)
         first = open_root()
+    except KeyboardInterrupt:
+        return interrupted()
     except Exception as error:  # noqa: BLE001 - any failure to open is reported, not raised
         return fail(f"cannot open {url}: {error}")
     opened = [first]
@@ -218,6 +256,8 @@ def serve(
     log.info("mounting %s at %s", url, mountpoint)
     try:
         FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug, **kwargs)
+    except KeyboardInterrupt:
+        return interrupted()
     except Exception as error:  # noqa: BLE001
         if operations.was_ready:  # libfuse 3 reports a loop ended by SIGTERM/SIGINT as error 8
             log.info("stopped (%s); unmounted", error)
