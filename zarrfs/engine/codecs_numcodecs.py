@@ -14,7 +14,7 @@ from dataclasses import replace
 import numcodecs
 import numcodecs.blosc
 import numpy as np
-from numcodecs.compat import ensure_ndarray_like
+from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
 from .codecs import ChunkSpec, Codec, register
 from .errors import ChunkDecodeError, UnknownCodecError, UnsupportedError
@@ -161,7 +161,48 @@ class SizedLZ4(_SizedMixin, NumcodecsBytes):
         return int.from_bytes(memoryview(data)[:4], "little")  # numcodecs' LZ4 frame header
 
 
-_SIZED = {"blosc": SizedBlosc, "lz4": SizedLZ4}
+_ZSTD_MAGIC = 0xFD2FB528
+
+
+def zstd_content_size(data) -> int | None:
+    """The decoded size a Zstandard frame header states (RFC 8878, 3.1.1.1), or None where
+    it does not (no content size field, or not a frame: a skippable frame, say)."""
+    view = memoryview(data).cast("B")
+    if len(view) < 6 or int.from_bytes(view[:4], "little") != _ZSTD_MAGIC:
+        return None
+    descriptor = view[4]
+    single_segment = (descriptor >> 5) & 1
+    at = 5 + (1 - single_segment) + (0, 1, 2, 4)[descriptor & 3]  # window, dictionary id
+    size = (single_segment, 2, 4, 8)[descriptor >> 6]
+    if not size or len(view) < at + size:
+        return None
+    value = int.from_bytes(view[at:at + size], "little")
+    return value + 256 if size == 2 else value
+
+
+class _SizedZstd(_SizedMixin):
+    """Zstandard: straight into the buffer when the frame states its size (numcodecs and
+    zarr-python write it); else decoded, then copied, after the same size check."""
+
+    def decoded_size(self, data) -> int | None:
+        return zstd_content_size(data)
+
+    def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
+        if zstd_content_size(data) is not None:
+            return super().decode_into(data, buf)
+        decoded = ensure_contiguous_ndarray(self.impl.decode(data)).view(np.uint8).reshape(-1)
+        if decoded.nbytes != buf.nbytes:
+            raise ChunkDecodeError(f"chunk decodes to {decoded.nbytes} bytes, expected "
+                                   f"{buf.nbytes}", codec=self.name)
+        buf[...] = decoded
+        return buf
+
+
+class SizedZstd(_SizedZstd, NumcodecsBytes):
+    """A v2 zstd compressor (or a v3 numcodecs.zstd)."""
+
+
+_SIZED = {"blosc": SizedBlosc, "lz4": SizedLZ4, "zstd": SizedZstd}
 
 
 def numcodecs_codec(codec_id: str, configuration: dict, *, path: str | None = None) -> Codec:
@@ -200,7 +241,7 @@ class GzipCodec(_V3Compressor):
 
 
 @register("zstd")
-class ZstdCodec(_V3Compressor):
+class ZstdCodec(_SizedZstd, _V3Compressor):
     name = "zstd"
     impl = numcodecs.Zstd()
 
