@@ -221,51 +221,52 @@ def serve(
             print(f"zarrfs mount: {message}", file=sys.stderr)
         return 1
 
-    def interrupted() -> int:  # a signal before the mount was live
+    def run() -> int:
+        nonlocal pages
+        try:
+            if options.cache_size is not None:
+                engine.set_cache_size(options.cache_size)
+            open_root = _root_opener(url, options, storage_options)
+            first = open_root()
+        except Exception as error:  # noqa: BLE001 - any failure to open is reported, not raised
+            return fail(f"cannot open {url}: {error}")
+        opened = [first]
+
+        def root():
+            return opened.pop() if opened else open_root()
+
+        def ready() -> None:  # runs in FUSE init
+            stopping.serving()
+            if options.kernel_readahead:
+                set_readahead(mountpoint, options.kernel_readahead)
+            if pages is not None:
+                pages.attach()
+            if on_ready is not None:
+                on_ready()
+
+        tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
+        pages = PagePusher(mountpoint, tree.stats) if options.push_pages else None
+        operations = ZarrfsOperations(tree, on_ready=ready, pages=pages)
+        kwargs = fuse_mount_kwargs(options, fsname=url)
+        log.info("mounting %s at %s", url, mountpoint)
+        try:
+            FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug,
+                 **kwargs)
+        except Exception as error:  # noqa: BLE001
+            if operations.was_ready:  # libfuse 3 reports a loop ended by a signal as error 8
+                log.info("stopped (%s); unmounted", error)
+                return 0
+            return fail(f"cannot mount {url} at {mountpoint}: {error}")
+        return 0
+
+    try:
+        return run()
+    except KeyboardInterrupt:  # a signal before the mount was live (``signals``)
         number = stopping.requested or signal.SIGINT  # else Python's own KeyboardInterrupt
         fail(f"{number.name} while mounting {url}: not mounted")
         return 128 + number
-
-    try:
-        if options.cache_size is not None:
-            engine.set_cache_size(options.cache_size)
-        open_root = _root_opener(url, options, storage_options)
-        first = open_root()
-    except KeyboardInterrupt:
-        return interrupted()
-    except Exception as error:  # noqa: BLE001 - any failure to open is reported, not raised
-        return fail(f"cannot open {url}: {error}")
-    opened = [first]
-
-    def root():
-        return opened.pop() if opened else open_root()
-
-    def ready() -> None:  # runs in FUSE init
-        stopping.serving()
-        if options.kernel_readahead:
-            set_readahead(mountpoint, options.kernel_readahead)
-        if pages is not None:
-            pages.attach()
-        if on_ready is not None:
-            on_ready()
-
-    tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
-    pages = PagePusher(mountpoint, tree.stats) if options.push_pages else None
-    operations = ZarrfsOperations(tree, on_ready=ready, pages=pages)
-    kwargs = fuse_mount_kwargs(options, fsname=url)
-    log.info("mounting %s at %s", url, mountpoint)
-    try:
-        FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug, **kwargs)
-    except KeyboardInterrupt:
-        return interrupted()
-    except Exception as error:  # noqa: BLE001
-        if operations.was_ready:  # libfuse 3 reports a loop ended by SIGTERM/SIGINT as error 8
-            log.info("stopped (%s); unmounted", error)
-            return 0
-        return fail(f"cannot mount {url} at {mountpoint}: {error}")
     finally:
         stopping.uninstall()
-    return 0
 
 
 def _root_opener(url: str, options: MountOptions, storage_options: dict):
