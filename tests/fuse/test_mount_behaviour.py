@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -155,6 +156,37 @@ def test_daemon_mount_then_kill9_then_unmount(store, mount):
     )
     assert result.returncode == 0, result.stderr
     assert not is_mounted(str(mounted.path))
+
+
+def the_zarrfs_command(*args: str) -> list[str]:
+    """``zarrfs ...`` as users run it: the main command line, with its own logging set up."""
+    return [sys.executable, "-c", "import sys; from zarrfs.cli import main; sys.exit(main())",
+            *args]
+
+
+def test_the_daemon_logs_each_line_once_and_errors_in_one_line(store, tmp_path):
+    root, data = store
+    target, log_file = tmp_path / "mnt", tmp_path / "daemon.log"
+    target.mkdir()
+    result = subprocess.run(the_zarrfs_command("mount", str(tmp_path / "missing.zarr"),
+                                               str(target)), capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"zarrfs mount: cannot open {tmp_path / 'missing.zarr'}: no Zarr group or array at "
+        f"{tmp_path / 'missing.zarr'}"]
+    subprocess.run(the_zarrfs_command("mount", str(root), str(target), "--log-file",
+                                      str(log_file)), check=True, timeout=60)
+    try:
+        assert np.array_equal(np.load(target / "image" / "data.npy"), data["image"])
+    finally:
+        subprocess.run(the_zarrfs_command("unmount", str(target)), check=True, timeout=60)
+    deadline = time.monotonic() + 10
+    while "unmounted" not in log_file.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    lines = [line.split(" INFO ", 1)[-1] for line in log_file.read_text().splitlines()]
+    assert "zarrfs.fuse.operations: unmounted" in lines
+    assert len(lines) == len(set(lines)), lines  # the command line's stderr handler is gone
 
 
 def test_mount_error_reaches_the_caller(tmp_path):

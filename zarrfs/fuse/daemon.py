@@ -289,6 +289,10 @@ def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool
     ring = RingLogHandler()
     root = logging.getLogger()
     root.setLevel(options.log_level)
+    # the command line's own handler writes to stderr: the daemon's stderr is libfuse's
+    # captured errors, then the log file, which would get every line twice
+    for handler in [h for h in root.handlers if type(h) is logging.StreamHandler]:
+        root.removeHandler(handler)
     root.addHandler(ring)
     formatter = logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     if log_file:
