@@ -215,16 +215,15 @@ def test_a_signal_unmounts_cleanly(store, mount, number, push):
     assert not is_mounted(str(mounted.path))
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_while_the_store_opens_stops_before_mounting(tmp_path, http_server, number):
-    """The store answers slowly: the signal ends the opening, and nothing is mounted."""
+def signal_while_opening(tmp_path, http_server, number, *flags) -> tuple[str, subprocess.Popen]:
+    """``zarrfs mount *flags`` of a store that answers after 4 s, at ``tmp_path / "mnt"``;
+    ``number`` sent once the mount has asked the store. Its stderr, and the ended process."""
     (tmp_path / "slow.zarr").mkdir()
     (tmp_path / "slow.zarr" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group"}')
-    server = http_server(tmp_path, latency=10.0)
-    target = tmp_path / "mnt"
-    target.mkdir()
+    server = http_server(tmp_path, latency=4.0)
+    (tmp_path / "mnt").mkdir()
     process = subprocess.Popen(
-        zarrfs_command("mount", "--foreground", f"{server.url}/slow.zarr", str(target)),
+        zarrfs_command("mount", *flags, f"{server.url}/slow.zarr", str(tmp_path / "mnt")),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
@@ -232,9 +231,17 @@ def test_a_signal_while_the_store_opens_stops_before_mounting(tmp_path, http_ser
             time.sleep(0.01)
         assert server.stats.in_flight, "the mount never asked the store"
         process.send_signal(number)
-        _, stderr = process.communicate(timeout=20)
+        _, stderr = process.communicate(timeout=30)
     finally:
         process.kill()
+    return stderr, process
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_while_the_store_opens_stops_before_mounting(tmp_path, http_server, number):
+    """The store answers slowly: the signal ends the opening, and nothing is mounted."""
+    target = tmp_path / "mnt"
+    stderr, process = signal_while_opening(tmp_path, http_server, number, "--foreground")
     assert process.returncode == 128 + number
     assert f"{signal.Signals(number).name} while mounting" in stderr
     assert not is_mounted(str(target))
@@ -243,29 +250,13 @@ def test_a_signal_while_the_store_opens_stops_before_mounting(tmp_path, http_ser
 def test_ctrl_c_while_the_daemon_opens_the_store_leaves_nothing_mounted(tmp_path, http_server):
     """Ctrl-C on ``zarrfs mount`` (daemonizing) while the store answers slowly: the daemon
     stops too, and no mount appears later."""
-    (tmp_path / "slow.zarr").mkdir()
-    (tmp_path / "slow.zarr" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "group"}')
-    server = http_server(tmp_path, latency=5.0)
-    target = tmp_path / "mnt"
-    target.mkdir()
-    log_file = tmp_path / "daemon.log"
-    process = subprocess.Popen(
-        zarrfs_command("mount", f"{server.url}/slow.zarr", str(target), "--log-file",
-                       str(log_file)),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not server.stats.in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert server.stats.in_flight, "the daemon never asked the store"
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=30)
-    finally:
-        process.kill()
+    target, log_file = tmp_path / "mnt", tmp_path / "daemon.log"
+    stderr, process = signal_while_opening(tmp_path, http_server, signal.SIGINT, "--log-file",
+                                           str(log_file))
     assert process.returncode == 130
     assert "interrupted; not mounted" in stderr
     assert "SIGTERM while mounting" in log_file.read_text()
-    time.sleep(6)  # past the store's answer: the daemon would have mounted by now
+    time.sleep(5)  # past the store's answer: the daemon would have mounted by now
     assert not is_mounted(str(target))
 
 
