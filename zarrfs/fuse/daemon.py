@@ -100,8 +100,9 @@ def mount(
     os.close(write_end)
     os.waitpid(pid, 0)  # the first child exits as soon as it has forked the daemon
     with os.fdopen(read_end, "rb") as status:
-        daemon = status.readline()  # its pid, first
+        daemon = b""
         try:
+            daemon = status.readline()  # its pid, first
             message = status.read()
         except KeyboardInterrupt:  # Ctrl-C while the store opens: no mount may appear later
             return _stop_daemon(daemon, mountpoint)
