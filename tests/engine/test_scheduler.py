@@ -86,3 +86,54 @@ def test_a_confined_thread_starting_the_pool_does_not_confine_it():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(len(cpus)), "1"]
+
+
+def test_cancel_all_reads_ends_reads_waiting_for_a_slow_store(zarr_writer, http_server):
+    """``engine.cancel_all_reads()`` (the mount on SIGTERM): a read waiting for a store that
+    answers after 30 s ends at once with ReadCancelled, and so does every later read; a
+    cached chunk still reads. In a child process: it cannot be undone."""
+    import numpy as np
+
+    data = np.arange(8 * 64, dtype="i4").reshape(8, 64)
+    w = zarr_writer(data, chunks=(1, 64))
+    server = http_server(w.root)
+    script = (
+        "import sys, threading, time, zarrfs, zarrfs.engine as engine\n"
+        "arr = zarrfs.open(sys.argv[1])['array']\n"
+        "assert arr[0].tolist() == list(range(64))  # cached\n"
+        "print('opened', flush=True)\n"
+        "sys.stdin.readline()  # the server is slow from now on\n"
+        "outcome = {}\n"
+        "def read():\n"
+        "    try:\n"
+        "        arr[5]\n"
+        "    except engine.ReadCancelled as error:\n"
+        "        outcome['error'] = error\n"
+        "reader = threading.Thread(target=read)\n"
+        "reader.start()\n"
+        "time.sleep(0.5)\n"
+        "engine.cancel_all_reads()\n"
+        "reader.join(10)\n"
+        "assert not reader.is_alive() and 'error' in outcome, outcome\n"
+        "try:\n"
+        "    arr[6]\n"
+        "except engine.ReadCancelled:\n"
+        "    pass\n"
+        "else:\n"
+        "    raise AssertionError('a read after cancel_all_reads went on')\n"
+        "assert arr[0].tolist() == list(range(64))\n"
+        "print('ok', flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, server.url], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "opened", child.stderr.read()
+        server.latency = 30.0
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        out, err = child.communicate(timeout=20)  # far less than the store's 30 s
+    finally:
+        child.kill()
+        server.latency = 0.0
+    assert child.returncode == 0, err
+    assert out.strip() == "ok"

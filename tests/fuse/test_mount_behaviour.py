@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -122,6 +123,40 @@ def test_node_documents(store, mount):
     assert "cube" in (cube / "info.txt").read_text()
     stats = json.loads((mounted.path / ".zarrfs" / "stats.json").read_text())
     assert {"mount", "engine"} <= set(stats)
+
+
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_does_not_wait_for_a_stalled_store(store, mount, http_server, number):
+    """The store stops answering (30 s per request) while a program reads: the signal ends
+    the reads under way (EIO) and the mount at once, instead of after the store's answer."""
+    root, data = store
+    server = http_server(root)
+    mounted = mount(server.url_for(""))
+    assert (mounted.path / "image" / "data.npy").stat().st_size > 0
+    server.latency = 30.0
+    outcome: dict[str, object] = {}
+
+    def read() -> None:
+        try:
+            outcome["bytes"] = (mounted.path / "image" / "data.npy").read_bytes()
+        except OSError as error:
+            outcome["error"] = error.errno
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.stats.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.stats.in_flight, "the read never reached the store"
+        mounted.process.send_signal(number)
+        assert mounted.process.wait(timeout=15) == 0  # far less than the store's 30 s
+        reader.join(timeout=15)
+        assert not reader.is_alive()
+        assert "error" in outcome  # never bytes the store did not send
+        assert not is_mounted(str(mounted.path))
+    finally:
+        server.latency = 0.0
 
 
 def test_network_fault_gives_eio_then_recovers(store, mount, http_server):

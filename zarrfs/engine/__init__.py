@@ -63,6 +63,9 @@ Process-wide
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``human_size(nbytes)``: sizes as the CLI, the mount and the viewer show them.
+    ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
+    ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
+    the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
 
 Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
@@ -86,6 +89,7 @@ from .hierarchy import Array, Group, Node, open
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+from .scheduler import cancel_all as cancel_all_reads
 from .summary import format_summary, human_size, summary
 
 
@@ -116,6 +120,7 @@ __all__ = [
     "PRIORITY_VISIBLE",
     "ReadFuture",
     "cache_info",
+    "cancel_all_reads",
     "clear_caches",
     "open",
     "reset_stats",

@@ -17,6 +17,7 @@ import heapq
 import itertools
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -137,12 +138,31 @@ def run_here(fn: Callable[[], object]) -> Future:
     return future
 
 
+_tokens: weakref.WeakSet[CancelToken] = weakref.WeakSet()  # of the reads under way
+_tokens_lock = threading.Lock()
+_all_cancelled = False
+
+
+def cancel_all() -> None:
+    """Cancel every read under way in this process, and every read started from now on (they
+    raise ReadCancelled, without waiting for the network): for a program that is shutting down,
+    so that no thread stays waiting for a slow or stalled store. Cannot be undone."""
+    global _all_cancelled
+    with _tokens_lock:
+        _all_cancelled = True
+        tokens = list(_tokens)
+        _tokens.clear()
+    for token in tokens:
+        token.cancel()
+
+
 def _after_fork_in_child() -> None:
-    global _lock, inflight, _cpu_list
+    global _lock, inflight, _cpu_list, _tokens, _tokens_lock, _all_cancelled
     _lock = threading.Lock()
     _cpu_list = None
     _pools.clear()
     inflight = InFlight()
+    _tokens, _tokens_lock, _all_cancelled = weakref.WeakSet(), threading.Lock(), False
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -153,6 +173,11 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        with _tokens_lock:
+            if _all_cancelled:
+                self._event.set()
+            else:
+                _tokens.add(self)
 
     def cancel(self) -> None:
         self._event.set()

@@ -210,8 +210,12 @@ def serve(
     ring = _setup_logging(options, log_file, foreground)
     keep_freed_memory()
     pages: PagePusher | None = None
-    # pushes end before libfuse stops answering reads
-    stopping = Shutdown(lambda: pages.close(_STOP_WAIT) if pages is not None else None)
+    def before_exit() -> None:  # while libfuse still answers requests
+        engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
+        if pages is not None:
+            pages.close(_STOP_WAIT)  # pushes end before libfuse stops answering reads
+
+    stopping = Shutdown(before_exit)
     stopping.install()
 
     def fail(message: str) -> int:

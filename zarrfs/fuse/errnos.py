@@ -97,7 +97,9 @@ def fuse_errors(operation):
 def _log_failure(operation: str, path: str, error: BaseException, number: int) -> None:
     if number in (errno.ENOENT, errno.ENOTDIR, errno.EROFS, errno.EISDIR):
         return  # ordinary answers, not failures
-    if isinstance(error, engine.ZarrfsError):
+    if isinstance(error, engine.ReadCancelled):  # the mount is stopping (``daemon``)
+        log.info("%s %s: %s: the mount is stopping", operation, path, errno.errorcode[number])
+    elif isinstance(error, engine.ZarrfsError):
         where = f"array {error.path!r} chunk {error.key!r}" if error.key else f"node {error.path!r}"
         log.error(
             "%s %s: %s (%s): %s", operation, path, errno.errorcode[number], where, error.message
