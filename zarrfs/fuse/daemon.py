@@ -210,6 +210,7 @@ def serve(
     ring = _setup_logging(options, log_file, foreground)
     keep_freed_memory()
     pages: PagePusher | None = None
+
     def before_exit() -> None:  # while libfuse still answers requests
         engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
         if pages is not None:
