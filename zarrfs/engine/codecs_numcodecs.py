@@ -101,19 +101,27 @@ class NumcodecsArrayBytes(_Wrapped):
 
 class _SizedMixin:
     """Compressors whose frame header says the decoded size: they decode straight into a given
-    buffer, after checking that size against it (a short chunk never leaves stale bytes)."""
+    buffer, after checking that size against it (a short chunk never leaves stale bytes). A
+    frame that does not say (``decoded_size`` None) is decoded, then checked and copied."""
 
     impl: numcodecs.abc.Codec
 
-    def decoded_size(self, data) -> int:
+    def decoded_size(self, data) -> int | None:
         raise NotImplementedError
 
     def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
         size = self.decoded_size(data)
+        decoded = None
+        if size is None:
+            decoded = ensure_contiguous_ndarray(self.impl.decode(data)).view(np.uint8).reshape(-1)
+            size = decoded.nbytes
         if size != buf.nbytes:
             raise ChunkDecodeError(f"chunk decodes to {size} bytes, expected {buf.nbytes}",
                                    codec=self.name)
-        self._decompress(data, buf)
+        if decoded is None:
+            self._decompress(data, buf)
+        else:
+            buf[...] = decoded
         return buf
 
     def _decompress(self, data, buf: np.ndarray) -> None:
@@ -182,20 +190,10 @@ def zstd_content_size(data) -> int | None:
 
 class _SizedZstd(_SizedMixin):
     """Zstandard: straight into the buffer when the frame states its size (numcodecs and
-    zarr-python write it); else decoded, then copied, after the same size check."""
+    zarr-python write it)."""
 
     def decoded_size(self, data) -> int | None:
         return zstd_content_size(data)
-
-    def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
-        if zstd_content_size(data) is not None:
-            return super().decode_into(data, buf)
-        decoded = ensure_contiguous_ndarray(self.impl.decode(data)).view(np.uint8).reshape(-1)
-        if decoded.nbytes != buf.nbytes:
-            raise ChunkDecodeError(f"chunk decodes to {decoded.nbytes} bytes, expected "
-                                   f"{buf.nbytes}", codec=self.name)
-        buf[...] = decoded
-        return buf
 
 
 class SizedZstd(_SizedZstd, NumcodecsBytes):
