@@ -178,9 +178,14 @@ def test_hierarchy_navigation(tmp_path):
     a = g["g1/g2/a"]
     assert a.attrs == {"units": "m"} and a.dimension_names == ("x",) and a.path == "g1/g2/a"
     assert "g1" in g and "nope" not in g
-    with pytest.raises(engine.NodeNotFoundError):
+    with pytest.raises(engine.NodeNotFoundError) as missing:
         g["g1/nope"]
+    assert missing.value.path == f"{root}/g1/nope"
     assert zarrfs.open(str(root / "g1" / "g2" / "a"))[3] == 3
+    # a child's URL reopens it: a local store's absolute path keeps its leading slash
+    assert a.url == f"{root}/g1/g2/a" and g.url == str(root)
+    np.testing.assert_array_equal(zarrfs.open(a.url)[...], np.arange(10))
+    assert zarrfs.open(root.as_uri() + "/")["g1"].url == root.as_uri() + "/g1"
 
 
 def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):

@@ -29,6 +29,12 @@ def _join(*parts: str) -> str:
     return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
 
 
+def _below(url: str, path: str) -> str:
+    """``path`` under ``url``, which keeps its own leading ``/`` (a local store's absolute path)."""
+    path = path.strip("/")
+    return f"{url.rstrip('/')}/{path}" if path else url
+
+
 class Hierarchy:
     """A store plus what is known about its nodes (the metadata cache of one open store)."""
 
@@ -161,8 +167,7 @@ class Node:
 
     @property
     def url(self) -> str:
-        return _join(self._hierarchy.store.url, self.path) if self.path else \
-            self._hierarchy.store.url
+        return _below(self._hierarchy.store.url, self.path)
 
     @property
     def store(self) -> Store:
@@ -211,7 +216,7 @@ class Group(Node):
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
-            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=_join(self.url, name))
+            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=_below(self.url, name))
         return _node(self._hierarchy, path, meta)
 
     def members(self) -> list[tuple[str, Group | Array]]:
