@@ -371,3 +371,35 @@ def test_listings_carry_attributes(mount, zarr_writer):
     assert all(size > 2 * 3 * 2 for name, size in entries if name.endswith(".tif"))
     assert after - before < 200  # one per listing page; an entry-by-entry lookup is 1,200+
     np.testing.assert_array_equal(np.load(planes / "dim0_599.npy"), cube[599])
+
+
+@pytest.mark.parametrize("breakage", ["unknown codec", "malformed JSON", "unknown data type"])
+def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
+    """One child whose metadata cannot be used answers EIO (and says why in the log); its
+    group, its siblings and the control folder still list and read."""
+    good = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    root = zarr_writer(good, path="good", chunks=(2, 2)).root
+    zarr_writer(good, path="sub/bad", chunks=(2, 2), root=root)
+    zarr_writer(good * 2, path="sub/fine", chunks=(2, 2), root=root)
+    meta_path = Path(root) / "sub" / "bad" / "zarr.json"
+    meta = json.loads(meta_path.read_text())
+    if breakage == "unknown codec":
+        meta["codecs"].append({"name": "frobnicate"})
+        meta_path.write_text(json.dumps(meta))
+    elif breakage == "unknown data type":
+        meta["data_type"] = "uint7"
+        meta_path.write_text(json.dumps(meta))
+    else:
+        meta_path.write_text(meta_path.read_text()[:-20])
+    mounted = mount(root)
+    assert sorted(os.listdir(mounted.path / "sub")) == [
+        "attrs.json", "bad", "fine", "info.txt", "meta.json"]
+    assert (mounted.path / "sub" / "bad").is_dir()  # a name the group has, not yet opened
+    for attempt in (lambda: os.listdir(mounted.path / "sub" / "bad"),
+                    lambda: (mounted.path / "sub" / "bad" / "data.npy").read_bytes()):
+        with pytest.raises(OSError) as caught:
+            attempt()
+        assert caught.value.errno == errno.EIO
+    np.testing.assert_array_equal(np.load(mounted.path / "sub" / "fine" / "data.npy"), good * 2)
+    np.testing.assert_array_equal(np.load(mounted.path / "good" / "data.npy"), good)
+    assert "sub/bad" in (mounted.path / ".zarrfs" / "log").read_text()

@@ -229,8 +229,11 @@ class FakeGroup:
     def __init__(self, members):
         self._members = members
 
-    def members(self):
-        return sorted(self._members.items())
+    def keys(self):
+        return sorted(self._members)
+
+    def __getitem__(self, name):
+        return self._members[name]
 
 
 def test_tree_over_fakes_sizes_reads_and_collisions():

@@ -245,14 +245,25 @@ def build_node_directory(context: NodeContext, node, ome_axes=None):
 
 
 def _group_entries(context: NodeContext, group) -> dict:
+    """A group's children, each opened only when its own directory is first used: a child
+    whose metadata is broken (bad JSON, an unknown codec) or cannot be fetched then fails
+    alone, with EIO and a log line naming it, while its siblings and the group still list."""
     ome = ome_axes_by_path(group)
-    children = {
-        name: build_node_directory(context, child, ome.get(name)) for name, child in group.members()
-    }
-    entries = dict(children)
+    entries: dict = {name: _child_directory(context, group, name, ome.get(name))
+                     for name in group.keys()}
     for name, file in context.node_files(group).items():
         entries[layout.unique_name(name, entries)] = file
     return entries
+
+
+def _child_directory(context: NodeContext, group, name: str, ome_axes) -> Directory:
+    def entries() -> dict:
+        child = group[name]
+        if child.kind == "array":
+            return _array_entries(context, child, ome_axes)
+        return _group_entries(context, child)
+
+    return Directory(entries)
 
 
 def _array_entries(context: NodeContext, array, ome_axes) -> dict:
