@@ -238,6 +238,22 @@ def test_mount_error_reaches_the_caller(tmp_path):
     assert not is_mounted(str(target))
 
 
+@pytest.mark.parametrize("foreground", [False, True], ids=["daemon", "foreground"])
+def test_a_log_file_that_cannot_be_written_is_reported(store, tmp_path, foreground):
+    target = tmp_path / "mnt"
+    target.mkdir()
+    log_file = tmp_path / "no-such-dir" / "mount.log"
+    result = subprocess.run(
+        zarrfs_command("mount", str(store[0]), str(target), "--log-file", str(log_file),
+                       *(["--foreground"] if foreground else [])),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"zarrfs mount: cannot write the log file {log_file}: No such file or directory"]
+    assert not is_mounted(str(target))
+
+
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP],
                          ids=["SIGTERM", "SIGINT", "SIGHUP"])
 @pytest.mark.parametrize("push", ["yes", "no"])

@@ -90,6 +90,13 @@ def mount(
         return 1
     url = normalize_url(url)
     log_file = os.path.abspath(log_file) if log_file else None
+    if log_file:  # checked here, where the caller sees the reason, not in the daemon
+        try:
+            os.close(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+        except OSError as error:
+            print(f"zarrfs mount: cannot write the log file {log_file}: {error.strerror}",
+                  file=sys.stderr)
+            return 1
     if foreground:
         return serve(url, mountpoint, options, storage_options, log_file, foreground=True)
     read_end, write_end = os.pipe()
