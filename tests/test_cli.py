@@ -120,6 +120,16 @@ def test_subprocess_on_demo_store():
     assert "cells/" in proc.stdout and "records  100" in proc.stdout
 
 
+def test_a_reader_that_stops_early_is_no_error():
+    """``zarrfs tree URL | head -1``: the pipe closes before the output is written; the
+    command stops quietly (128 + SIGPIPE, as a program killed by it), with no message."""
+    proc = subprocess.Popen([sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # long before the command has started up and written
+    _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (141, b"")
+
+
 def test_s3_info_via_cli(s3_store, store, capsys):
     root, data = store
     url, options = s3_store(root)

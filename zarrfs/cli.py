@@ -11,6 +11,8 @@ import argparse
 import ast
 import json
 import logging
+import os
+import signal
 import sys
 from pathlib import Path
 
@@ -235,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(handler(args) or 0)
     except UsageError as exc:
         parser.exit(2, f"zarrfs: error: {exc}\n")
+    except BrokenPipeError:  # ``zarrfs tree URL | head``: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 128 + signal.SIGPIPE
     except (ZarrfsError, OSError, ValueError) as exc:
         if args.debug:
             raise
