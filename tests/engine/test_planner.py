@@ -62,8 +62,25 @@ def test_whole_chunk_flag():
     assert whole[(0, 0)] and whole[(1, 1)] and whole[(2, 0)]  # edge chunk read to the array end
 
 
+def test_a_stride_far_larger_than_the_chunks_plans_one_chunk_per_element():
+    """Only the chunks holding selected elements are visited: a plan walking every chunk
+    between them would not end for this array of 2**62 elements."""
+    shape, chunks = (2**62, 3), (10, 2)
+    dims = normalize_selection((slice(None, None, 2**60), slice(None, None, 2)), shape)
+    reqs = plan(dims, chunks, shape)
+    assert [r.chunk_coords for r in reqs] == [
+        (k * 2**60 // 10, j) for k in range(4) for j in (0, 1)]
+    assert [r.chunk_selection for r in reqs][:2] == [
+        (slice(0, 1, 2**60), slice(0, 1, 2)), (slice(0, 1, 2**60), slice(0, 1, 2))]
+    assert reqs[2].chunk_selection[0] == slice(2**60 % 10, 2**60 % 10 + 1, 2**60)
+    assert [r.out_selection for r in reqs][-1] == (slice(3, 4), slice(1, 2))
+    reverse = normalize_selection((slice(None, None, -2**61),), shape[:1])
+    assert [r.out_selection for r in plan(reverse, chunks[:1], shape[:1])] == [
+        (slice(1, 0, -1),), (slice(0, None, -1),)]
+
+
 @pytest.mark.parametrize("sel", [(10,), (-11,), (0, 0, 0), (slice(0, 1, 0),), ("a",), (1.5,),
-                                 (Ellipsis, Ellipsis)])
+                                 (Ellipsis, Ellipsis), (True,), (0, False), (np.True_,)])
 def test_bad_selections(sel):
     with pytest.raises(SelectionError):
         normalize_selection(sel, (10, 10))

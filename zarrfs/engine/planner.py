@@ -79,6 +79,9 @@ def _dim(sel, n: int, axis: int) -> DimSelection:
         if r.step > 0:
             return DimSelection(r.start, r.step, len(r))
         return DimSelection(r[-1], -r.step, len(r), reverse=True)
+    if isinstance(sel, bool):  # NumPy reads a bool as a mask, not as 0 or 1
+        raise SelectionError(f"unsupported index {sel!r} on axis {axis}: booleans are not "
+                             "indices")
     try:
         i = operator.index(sel)
     except TypeError as exc:
@@ -99,7 +102,11 @@ def _dim_pieces(d: DimSelection, c: int) -> Iterator[tuple[int, slice | int, sli
     if d.count == 0:
         return
     last = d.start + (d.count - 1) * d.step
-    for k in range(d.start // c, last // c + 1):
+    if d.step >= c:  # one chunk per element: never walk the chunks between them
+        ks: range | Iterator[int] = ((d.start + p * d.step) // c for p in range(d.count))
+    else:
+        ks = range(d.start // c, last // c + 1)
+    for k in ks:
         lo, hi = k * c, (k + 1) * c
         first = d.start if d.start >= lo else d.start + -(-(lo - d.start) // d.step) * d.step
         if first >= hi or first > last:
