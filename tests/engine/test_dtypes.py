@@ -67,14 +67,17 @@ def parse_document(meta: dict, path: str | None = None) -> tuple[DataType, objec
 
 
 def assert_same_fill(ours, theirs, data_type: DataType) -> None:
-    """Bit-exact comparison; ``theirs`` None means zarr-python's v2 "undefined" (zeros)."""
+    """Bit-exact comparison; ``theirs`` None means zarr-python's v2 "undefined"."""
     if data_type.variable_length:
         empty = "" if data_type.variable_length == "utf8" else b""
         assert ours == (empty if theirs is None else theirs)
         assert type(ours) is type(empty)
         return
     assert isinstance(ours, np.ndarray) and ours.shape == () and ours.dtype == data_type.dtype
-    expected = np.zeros((), data_type.dtype) if theirs is None else theirs
+    if theirs is None:  # zarr-python: NaT for datetimes and timedeltas, else zeros
+        kind = data_type.dtype.kind
+        theirs = np.array("NaT", data_type.dtype) if kind in "mM" else np.zeros((), data_type.dtype)
+    expected = theirs
     assert ours.tobytes() == bits(expected, data_type.dtype)
 
 
@@ -500,6 +503,8 @@ def test_structured_fill_per_field_forms():
         (1.5, 3, "complex64", np.array(1.5 + 0j, "<c8").tobytes()),
         ("0x7fc00001", 3, "float64", np.array(np.float32(np.array(0x7FC00001, "u4").view("f4")), "<f8").tobytes()),
         (None, 2, "<f8", bytes(8)),
+        (None, 2, "<M8[s]", np.array(-(2**63), "<i8").tobytes()),  # NaT, as zarr-python
+        (None, 2, ">m8[ms]", np.array(-(2**63), "<i8").tobytes()),
         (None, 2, "<U2", bytes(8)),
         (None, 2, [["a", ">i2"], ["b", "|S2"]], bytes(4)),
         (0, 2, [["a", ">i2"], ["b", "|S2"]], bytes(4)),

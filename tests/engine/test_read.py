@@ -82,6 +82,20 @@ def test_missing_chunks_read_fill(zarr_writer):
     assert engine.stats()["chunks_missing"] >= 15
 
 
+@pytest.mark.parametrize("dtype", ["M8[s]", "m8[ms]"])
+def test_v2_datetimes_without_fill_value_read_missing_chunks_as_nat(tmp_path, dtype):
+    """zarr-python takes a v2 ``fill_value: null`` as NaT for times and writes no all-NaT chunk."""
+    import zarr
+    z = zarr.create_array(str(tmp_path / "t.zarr"), shape=(6,), chunks=(2,), dtype=dtype,
+                          zarr_format=2, fill_value=None)
+    z[...] = np.array([5, "NaT", "NaT", "NaT", 7, 8], dtype=dtype)
+    assert not (tmp_path / "t.zarr" / "1").exists()  # the all-NaT chunk was not written
+    got = zarrfs.open(str(tmp_path / "t.zarr"))[...]
+    assert got.dtype == np.dtype(dtype)
+    assert got.view("i8").tolist() == z[...].view("i8").tolist() == [
+        5, -(2**63), -(2**63), -(2**63), 7, 8]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_random_selections_equal_numpy(tmp_path_factory, data):

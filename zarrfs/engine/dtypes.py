@@ -296,8 +296,9 @@ def parse_fill_value(
     """Decode a metadata ``fill_value`` into a 0-d array of ``data_type.dtype`` (bit-exact),
     or a ``str``/``bytes`` for variable-length types.
 
-    v2 ``null`` means "undefined"; like zarr-python we then fill with the type's zero. v3
-    requires a fill value, so ``null`` there is an error.
+    v2 ``null`` means "undefined"; like zarr-python we then fill with the type's zero, or NaT
+    for datetimes and timedeltas (zarr-python writes no chunk that is all NaT there, so only
+    NaT reads back what it stored). v3 requires a fill value, so ``null`` there is an error.
     """
     if value is None and zarr_format != 2:
         raise MetadataError(
@@ -307,7 +308,8 @@ def parse_fill_value(
         if data_type.variable_length:
             return _fill_variable(value, data_type.variable_length)
         if value is None:
-            return np.zeros((), data_type.dtype)
+            dtype = data_type.dtype
+            return np.array("NaT", dtype) if dtype.kind in "mM" else np.zeros((), dtype)
         with np.errstate(over="ignore"):
             return _fill(value, data_type.stored_dtype)
     except _FILL_ERRORS as exc:
