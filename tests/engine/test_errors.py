@@ -171,3 +171,81 @@ def test_broken_child_does_not_hide_its_siblings(zarr_writer):
     np.testing.assert_array_equal(g["good"][...], np.arange(3))
     with pytest.raises(engine.MetadataError, match="malformed JSON"):
         g["bad"]
+
+
+V3 = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+      "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+      "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"chunk_grid": {"name": "regular", "configuration": "x"}},
+     "chunk_grid.configuration must be an object"),
+    ({"chunk_key_encoding": {"name": "default", "configuration": 5}},
+     "chunk_key_encoding.configuration must be an object"),
+    ({"data_type": {"name": "structured", "configuration": {"fields": "x"}}}, "malformed"),
+    ({"data_type": {"name": "structured", "configuration": {"fields": [[1]]}}}, "malformed"),
+])
+def test_a_document_of_the_wrong_shape_is_a_metadata_error(tmp_path, change, words):
+    """Parsers meet strings where objects belong: a MetadataError naming the document, opened
+    as the root or as a child, never an AttributeError or IndexError."""
+    (tmp_path / "g" / "a").mkdir(parents=True)
+    (tmp_path / "g" / "zarr.json").write_text(json.dumps(
+        {"zarr_format": 3, "node_type": "group"}))
+    (tmp_path / "g" / "a" / "zarr.json").write_text(json.dumps({**V3, **change}))
+    for open_it in (lambda: zarrfs.open(str(tmp_path / "g" / "a")),
+                    lambda: zarrfs.open(str(tmp_path / "g"))["a"]):
+        with pytest.raises(engine.MetadataError) as err:
+            open_it()
+        assert words in str(err.value) and "a/zarr.json" in str(err.value)
+
+
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_an_impossible_v2_subarray_is_a_metadata_error(tmp_path, consolidated):
+    root = tmp_path / "g"
+    root.mkdir()
+    (root / ".zgroup").write_text('{"zarr_format": 2}')
+    doc = {**BASE, "dtype": [["x", "<i4", [2**70, 1]]]}
+    _write_zarray(root / "a", doc)
+    if consolidated:
+        (root / ".zmetadata").write_text(json.dumps({"zarr_consolidated_format": 1, "metadata": {
+            ".zgroup": {"zarr_format": 2}, "a/.zarray": doc}}))
+    with pytest.raises(engine.MetadataError) as err:
+        zarrfs.open(str(root))["a"]
+    assert "malformed" in str(err.value) or "dtype" in str(err.value)
+
+
+def test_a_zip_chain_over_a_file_that_is_no_zip(tmp_path):
+    (tmp_path / "garbage.zip").write_bytes(bytes(range(100)))
+    with pytest.raises(engine.StoreError) as err:
+        zarrfs.open(f"zip::{tmp_path / 'garbage.zip'}")
+    assert "BadZipFile" in str(err.value)
+    with pytest.raises(engine.NodeNotFoundError):
+        zarrfs.open(f"zip::{tmp_path / 'missing.zip'}")
+
+
+def test_a_directory_with_no_zarr_data_is_not_walked_whole(tmp_path, monkeypatch):
+    """Opening a big directory that holds no Zarr node looks into at most a hundred of its
+    directories, then says so; an implicit group a few levels above its nodes still opens."""
+    for i in range(30):
+        for j in range(10):
+            (tmp_path / "plain" / f"d{i}" / f"e{j}").mkdir(parents=True)
+    listed = []
+    real = engine.store.Store.list_dir
+    monkeypatch.setattr(engine.store.Store, "list_dir",
+                        lambda self, prefix: listed.append(prefix) or real(self, prefix))
+    with pytest.raises(engine.NodeNotFoundError):
+        zarrfs.open(str(tmp_path / "plain"))
+    assert 30 < len(listed) <= 100
+    (tmp_path / "deep" / "a" / "b" / "c").mkdir(parents=True)
+    (tmp_path / "deep" / "a" / "b" / "c" / "zarr.json").write_text(json.dumps(V3))
+    root = zarrfs.open(str(tmp_path / "deep"))
+    assert root.kind == "group" and root.implicit and root.keys() == ["a"]
+    assert root["a/b/c"].shape == (4,)
+
+
+def test_the_file_system_root_is_not_the_working_directory():
+    for url in ("/", "file:///"):
+        store = engine.store.Store.from_url(url)
+        assert store.full_path("") == "/" and store.full_path("usr") == "/usr"
+        assert store.url == url

@@ -4,13 +4,18 @@ Finding a node costs one round trip: ``zarr.json``, ``.zarray``, ``.zgroup``, ``
 root's ``.zmetadata``) are requested together. Consolidated metadata (v2 ``.zmetadata``, v3 inline
 ``consolidated_metadata``) answers every later question about descendants without a request.
 Without it, a group lists its directory; in v3 a child directory with no ``zarr.json`` is an
-implicit group (v3 core spec, "Implicit groups").
+implicit group (v3 core spec, "Implicit groups") when a node lies below it: the directories
+below are searched a level at a time (one round trip per level for their documents), at most
+``_IMPLICIT_SEARCH`` of them, so that opening a directory that holds no Zarr data does not walk
+the whole tree under it.
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -23,6 +28,9 @@ from .reader import ArrayReader, ChunkEvent, Target
 from .store import ByteRequest, Store
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
+_IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
+#: what a parser raises on a document of the wrong shape (a string where an object belongs...)
+_MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, OverflowError)
 
 
 def _join(*parts: str) -> str:
@@ -60,7 +68,8 @@ class Hierarchy:
                 self.consolidated = meta.consolidated
             elif got.get(".zmetadata") is not None:
                 where = f"{self.store.url}/.zmetadata"
-                nodes = parse_zmetadata(load_json(got[".zmetadata"], path=where), path=where)
+                with _malformed(where):
+                    nodes = parse_zmetadata(load_json(got[".zmetadata"], path=where), path=where)
                 nodes.pop("", None)
                 self.consolidated = nodes
         self.nodes[""] = meta
@@ -107,6 +116,12 @@ class Hierarchy:
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
         where = f"{self.store.url}/{path}".rstrip("/")
+        document = next((d for d in _DOCS if got.get(d) is not None), None)
+        with _malformed(f"{where}/{document}"):
+            return self._parse_documents(got, where)
+
+    @staticmethod
+    def _parse_documents(got: dict, where: str) -> Metadata | None:
         if got.get("zarr.json") is not None:
             return parse_v3(load_json(got["zarr.json"], path=f"{where}/zarr.json"),
                             path=f"{where}/zarr.json")
@@ -122,12 +137,22 @@ class Hierarchy:
         return None
 
     def _implicit(self, path: str) -> GroupMetadata | None:
-        """A v3 implicit group: a directory with no metadata but with nodes below it."""
-        dirs, _ = self.store.list_dir(path)
-        for d in dirs:
-            child = _join(path, d)
-            if self.metadata(child) is not None:
-                return GroupMetadata(3, implicit=True)
+        """A v3 implicit group: a directory with no metadata but with a node (or a broken
+        one) below it, searched a level at a time among at most ``_IMPLICIT_SEARCH``
+        directories."""
+        level, budget = [path], _IMPLICIT_SEARCH
+        while level and budget > 0:
+            below: list[str] = []
+            for directory in level[:budget]:
+                dirs, _ = self.store.list_dir(directory)
+                below += [_join(directory, d) for d in dirs]
+            budget -= len(level)
+            below = below[:max(budget, 0)]
+            self.prefetch(below)  # the documents of a whole level in one round trip
+            with self._lock:
+                if any(self.nodes.get(b) is not None or b in self.errors for b in below):
+                    return GroupMetadata(3, implicit=True)
+            level = below
         return None
 
     def children(self, path: str, zarr_format: int) -> list[str]:
@@ -338,6 +363,18 @@ class Array(Node):
             return out
 
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
+
+
+@contextmanager
+def _malformed(where: str) -> Iterator[None]:
+    """Translates what a parser raises on a document of the wrong shape into MetadataError."""
+    try:
+        yield
+    except ZarrfsError:
+        raise
+    except _MALFORMED as exc:
+        raise MetadataError(f"{where}: malformed metadata ({type(exc).__name__}: {exc})",
+                            path=where) from exc
 
 
 def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array:

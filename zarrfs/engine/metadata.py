@@ -146,7 +146,7 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
     if grid.get("name") != "regular":
         raise UnsupportedError(f"{path}: chunk grid {grid.get('name')!r} is not supported "
                                "(only 'regular')", path=path)
-    chunk_shape = int_tuple((grid.get("configuration") or {}).get("chunk_shape"),
+    chunk_shape = int_tuple(_configuration(grid, "chunk_grid", path).get("chunk_shape"),
                             "chunk_grid.configuration.chunk_shape", path=path, positive=True)
     if len(chunk_shape) != len(shape):
         raise MetadataError(f"{path}: chunk_shape {chunk_shape} does not match shape {shape}",
@@ -177,10 +177,22 @@ def _chunk_key_encoding(doc: dict, path: str) -> ChunkKeyEncoding:
     if isinstance(enc, str):
         enc = {"name": enc}
     name = enc.get("name")
-    sep = (enc.get("configuration") or {}).get("separator", "/" if name == "default" else ".")
+    sep = _configuration(enc, "chunk_key_encoding", path).get(
+        "separator", "/" if name == "default" else ".")
     if name not in ("default", "v2") or sep not in ("/", "."):
         raise UnsupportedError(f"{path}: chunk key encoding {enc!r} is not supported", path=path)
     return ChunkKeyEncoding(name, sep)
+
+
+def _configuration(named: dict, field: str, path: str) -> dict:
+    """The ``configuration`` object of a named field (``{}`` when absent)."""
+    config = named.get("configuration")
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise MetadataError(f"{path}: {field}.configuration must be an object, not {config!r}",
+                            path=path, field=field)
+    return config
 
 
 def _attributes(doc: dict, path: str) -> dict:

@@ -29,7 +29,7 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from . import gcpause, stats
-from .errors import StoreError
+from .errors import NodeNotFoundError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -147,9 +147,15 @@ class Store:
         options = {**_default_options(protocol), **storage_options}
         try:
             fs, root = url_to_fs(url, **options)
-        except (ImportError, ValueError) as exc:
-            raise StoreError(f"cannot open store {url!r}: {exc}", path=url) from exc
-        return cls(fs=fs, root=root.rstrip("/"), url=url.rstrip("/"))
+        except FileNotFoundError as exc:  # a zip:: chain over a missing archive
+            raise NodeNotFoundError(f"no store at {url!r}: {exc}", path=url) from exc
+        except Exception as exc:  # noqa: BLE001 - fsspec's and its backends' own errors
+            # (a zip:: chain over a file that is not a zip raises zipfile.BadZipFile)
+            raise StoreError(f"cannot open store {url!r}: {_describe(exc)}", path=url) from exc
+        # the file system's root itself ("/", "file:///") keeps its slash: "" is the cwd
+        trimmed = url.rstrip("/")
+        return cls(fs=fs, root=root.rstrip("/") or root,
+                   url=url if not trimmed or trimmed.endswith(":") else trimmed)
 
     @property
     def is_async(self) -> bool:
@@ -159,7 +165,7 @@ class Store:
         """The filesystem path of a key ("" is the root itself)."""
         if not key:
             return self.root
-        return f"{self.root}/{key}" if self.root else key
+        return f"{self.root.rstrip('/')}/{key}" if self.root else key
 
     # ------------------------------------------------------------------ reads
     def get(self, key: str) -> Fetched:
