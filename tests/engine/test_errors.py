@@ -249,3 +249,31 @@ def test_the_file_system_root_is_not_the_working_directory():
         store = engine.store.Store.from_url(url)
         assert store.full_path("") == "/" and store.full_path("usr") == "/usr"
         assert store.url == url
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("dtype", [str, bytes])
+def test_a_corrupt_vlen_item_count_is_a_decode_error(tmp_path, zarr_format, dtype):
+    """A chunk whose header claims 2**32 - 16 items: ChunkDecodeError naming the chunk, not an
+    attempt to allocate 32 GiB for them."""
+    import warnings
+
+    import zarr
+    from zarr.core.dtype import VariableLengthBytes, VariableLengthUTF8
+    values = np.array(["ab", "c", "", "def"], dtype=object)
+    if dtype is bytes:
+        values = np.array([v.encode() for v in values], dtype=object)
+    root = tmp_path / "v.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no Zarr V3 specification" for these data types
+        zarr.create_array(str(root), shape=(4,), chunks=(2,), zarr_format=zarr_format,
+                          dtype=VariableLengthUTF8() if dtype is str else VariableLengthBytes(),
+                          compressors=None)[:] = values
+    key = "1" if zarr_format == 2 else "c/1"
+    (root / key).write_bytes((2**32 - 16).to_bytes(4, "little") + bytes(26))
+    arr = zarrfs.open(str(root))
+    assert arr[:2].tolist() == list(values[:2])
+    with pytest.raises(engine.ChunkDecodeError) as err:
+        arr[...]
+    assert err.value.key == key and "4294967280 items" in str(err.value)
+    assert f"chunk {key!r} of {root}" in str(err.value)

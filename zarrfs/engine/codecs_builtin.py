@@ -16,6 +16,7 @@ from crc32c import crc32c
 from numcodecs.compat import ensure_ndarray_like
 
 from .codecs import ChunkSpec, Codec, register
+from .codecs_numcodecs import check_vlen_header
 from .errors import ChecksumError, ChunkDecodeError, MetadataError
 
 
@@ -122,12 +123,12 @@ class _VLenCodec(Codec):
     impl: numcodecs.abc.Codec
 
     def decode(self, data, spec):
-        flat = self.impl.decode(data)
-        if flat.size != math.prod(spec.shape):
+        count = check_vlen_header(data, self.name)
+        if count != math.prod(spec.shape):
             raise ChunkDecodeError(
-                f"chunk holds {flat.size} items, expected {math.prod(spec.shape)}",
+                f"chunk holds {count} items, expected {math.prod(spec.shape)}",
                 codec=self.name)
-        return flat.reshape(spec.shape)
+        return self.impl.decode(data).reshape(spec.shape)
 
 
 @register("vlen-utf8")

@@ -95,8 +95,37 @@ class NumcodecsArrayBytes(_Wrapped):
     kind = "array_bytes"
 
     def decode(self, data, spec):
+        if self.name.removeprefix("numcodecs.") in VLEN:
+            check_vlen_header(data, self.name)
         out = ensure_ndarray_like(self.impl.decode(data))
         return out.reshape(spec.shape)
+
+
+class NumcodecsVLen(NumcodecsBytes):
+    """A v2 vlen filter (``vlen-utf8``, ``vlen-bytes``, ``vlen-array``), its header checked."""
+
+    def decode(self, data, spec):
+        check_vlen_header(data, self.name)
+        return self.impl.decode(data)
+
+
+#: numcodecs' variable-length layout: a uint32 item count, then per item a uint32 length and
+#: its bytes
+VLEN = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array"})
+
+
+def check_vlen_header(data, name: str) -> int:
+    """The item count of a vlen chunk, checked against its size before numcodecs allocates
+    an object array that large (a corrupt count asked for 32 GiB)."""
+    view = memoryview(ensure_contiguous_ndarray(data)).cast("B")
+    if len(view) < 4:
+        raise ChunkDecodeError(f"{name} chunk of {len(view)} bytes is too short for its "
+                               "item count", codec=name)
+    count = int.from_bytes(view[:4], "little")
+    if 4 + 4 * count > len(view):
+        raise ChunkDecodeError(f"{name} chunk says it holds {count} items, but {len(view)} "
+                               "bytes cannot (the chunk is corrupt or truncated)", codec=name)
+    return count
 
 
 class _SizedMixin:
@@ -220,7 +249,8 @@ def v2_codec(config: dict, *, path: str | None = None) -> Codec:
     """A v2 filter or compressor as a codec over flat buffers."""
     impl = get_numcodecs(config, path=path)
     rest = {k: v for k, v in config.items() if k != "id"}
-    return _SIZED.get(config["id"], NumcodecsBytes)(config["id"], impl, rest)
+    kind = NumcodecsVLen if config["id"] in VLEN else _SIZED.get(config["id"], NumcodecsBytes)
+    return kind(config["id"], impl, rest)
 
 
 class _V3Compressor(Codec):

@@ -280,7 +280,8 @@ class ArrayReader:
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
-            exc.message = f"chunk {self.chunk_key(coords)!r} of {self.path or '/'}: {exc.message}"
+            where = f"{self.store.url.rstrip('/')}/{self.path}" if self.path else self.store.url
+            exc.message = f"chunk {self.chunk_key(coords)!r} of {where}: {exc.message}"
             exc.args = (exc.message,)
             raise
 
