@@ -284,3 +284,163 @@ def test_progress_bar_only_when_asked(store, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "reading" in err and "0/4" in err  # tqdm redraws at its own pace: no final count
     np.testing.assert_array_equal(np.load(tmp_path / "b.npy"), data)
+
+
+# ----------------------------------------------------------------- selections that must not pass
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("zarrfs: error: ") and "Traceback" not in err
+    return err
+
+
+def test_get_on_a_0d_array_checks_the_selection(zarr_writer, tmp_path, capsys):
+    """A 0-d array takes ``[...]`` and ``[()]``; any index is one too many, as for
+    ``array[sel]``, instead of quietly writing the scalar."""
+    scalar = str(zarr_writer(np.array(7.5), path="s").location)
+    for sel, count in [("[5]", 1), ("[:, :]", 2), ("[0, ...]", 1)]:
+        out = tmp_path / "bad.npy"
+        assert main(["get", scalar, sel, "-o", str(out)]) == 1, sel
+        assert f"too many indices ({count}) for an array of 0 dimensions" in _one_line_error(capsys)
+        assert not out.exists()
+    for sel in ["[...]", "[()]", "..."]:
+        out = tmp_path / "ok.npy"
+        assert main(["get", scalar, sel, "-o", str(out)]) == 0, sel
+        got = np.load(out)
+        assert got.shape == () and got.dtype == np.float64 and got[()] == 7.5
+    assert main(["get", scalar, "[...]", "-o", str(tmp_path / "s.csv")]) == 0
+    assert (tmp_path / "s.csv").read_text() == "7.5\n"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[5][0:2]", "one [...] only"),
+    ("[1:2][0]", "one [...] only"),
+    ("[0][1]", "one [...] only"),
+    ("0][1", "one [...] only"),
+    ("[0, ..., ...]", "'...' may appear only once"),
+    ("[..., 0, ...]", "'...' may appear only once"),
+    ("[True]", "'True' is a boolean"),
+    ("[0, False]", "'False' is a boolean"),
+    ("[1:True]", "'True' is a boolean"),
+    ("[-True]", "is a boolean"),
+    ("[--1]", "is not an integer"),
+    ("[None]", "is not an integer"),
+    ("[(0, 1), 2]", "is not an integer"),
+    ("[0], [1]", "not a single [...] selection"),
+    ("[0] # [1]", "'#'"),
+])
+def test_selection_parser_refuses_what_numpy_reads_otherwise(text, words):
+    with pytest.raises(UsageError) as error:
+        parse_selection(text)
+    message = str(error.value)
+    assert message.startswith(f"invalid selection {text!r}: ") and words in message, message
+
+
+def test_selection_parser_reads_basic_indexing():
+    assert parse_selection("[+3, -0x10, 0:-1:2, ::]") == (3, -16, slice(0, -1, 2), slice(None))
+    assert parse_selection(" 0, ..., ::-1 ") == (0, Ellipsis, slice(None, None, -1))
+    assert parse_selection("[1,]") == (1,) and parse_selection("...") == (Ellipsis,)
+
+
+def test_chained_selection_is_a_usage_error_not_other_data(store, tmp_path, capsys):
+    root, _ = store
+    out = tmp_path / "x.npy"
+    for sel in ["[3][0:2]", "[0][1]", "[0, ..., ...]", "[True]"]:
+        with pytest.raises(SystemExit) as exit_:
+            main(["get", str(root / "g" / "vol"), sel, "-o", str(out)])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "invalid selection" in err
+        assert not out.exists()
+
+
+# ----------------------------------------------------------------- text in .csv and .npy
+def _bytes_array(root: Path, values: list[bytes], path: str = "b") -> str:
+    """Variable-length bytes written by zarr-python (the writer fixture infers no dtype for
+    ``object`` data)."""
+    import warnings
+
+    import zarr
+    from zarr.core.dtype import VariableLengthBytes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "no Zarr V3 specification" for this data type
+        arr = zarr.create_array(str(root), name=path, shape=(len(values),), chunks=(2,),
+                                dtype=VariableLengthBytes())
+        arr[:] = np.array(values, dtype=object)
+    return str(root / path)
+
+
+def _read_csv(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+STRINGS = [["a,b", "x"], ["line1\nline2", 'q"uote'], ["cr\rhere", ""], ["ünï, ∅", "nul\x00\x00"]]
+
+
+def test_csv_quotes_text_so_it_reads_back(zarr_writer, tmp_path):
+    w = zarr_writer(np.array(STRINGS, dtype=np.dtypes.StringDType()), path="strcsv")
+    out = tmp_path / "f.csv"
+    assert main(["get", str(w.location), "[...]", "-o", str(out)]) == 0
+    assert _read_csv(out) == STRINGS
+    assert main(["get", str(w.location), "[::-1, 1]", "-o", str(out)]) == 0
+    assert _read_csv(out) == [[row[1]] for row in STRINGS[::-1]]
+
+
+def test_csv_numbers_keep_their_text(zarr_writer, tmp_path):
+    w = zarr_writer(np.array([[0.1, 1 / 3], [-0.0, 1e300]]), path="f")
+    zarr_writer(np.array([[-2**63, 7]], dtype="i8"), path="i", root=w.root)
+    out = tmp_path / "n.csv"
+    assert main(["get", str(w.location), "[...]", "-o", str(out)]) == 0
+    assert out.read_text() == ("0.10000000000000001,0.33333333333333331\n"
+                               "-0,1.0000000000000001e+300\n")
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=","), w.data)
+    assert main(["get", str(w.root / "i"), "[0]", "-o", str(out)]) == 0
+    assert out.read_text() == "-9223372036854775808\n7\n"
+
+
+def test_npy_refuses_to_drop_trailing_nuls(zarr_writer, tmp_path, capsys):
+    import ast
+
+    values = [b"a\x00", b"\x00\x00", b"x", b"mid\x00dle"]
+    array = _bytes_array(tmp_path / "nul.zarr", values)
+    out = tmp_path / "b.npy"
+    assert main(["get", array, "[...]", "-o", str(out)]) == 1
+    err = _one_line_error(capsys)
+    assert "value [0] of the selection ends in a NUL character" in err and ".csv" in err
+    assert not out.exists()
+    assert main(["get", array, "[1:]", "-o", str(out)]) == 1
+    assert "value [0] of the selection ends in a NUL" in _one_line_error(capsys)
+    assert main(["get", array, "[2:]", "-o", str(out)]) == 0  # no trailing NUL: as before
+    got = np.load(out)
+    assert got.dtype == np.dtype("S7") and got.tolist() == values[2:]
+    csv_out = tmp_path / "b.csv"
+    assert main(["get", array, "[...]", "-o", str(csv_out)]) == 0  # bytes as b'...': lossless
+    assert [ast.literal_eval(cell) for (cell,) in _read_csv(csv_out)] == values
+
+    capsys.readouterr()
+    text = zarr_writer(np.array([["ok", "end\x00"]], dtype=np.dtypes.StringDType()), path="t")
+    assert main(["get", str(text.location), "[...]", "-o", str(out)]) == 1
+    err = _one_line_error(capsys)
+    assert "value [0, 1] of the selection ends in a NUL" in err and "strings" in err
+    assert main(["get", str(text.location), "[:, 0]", "-o", str(out)]) == 0
+    assert np.load(out).tolist() == ["ok"]
+    assert main(["get", str(text.location), "[...]", "-o", str(csv_out)]) == 0
+    assert _read_csv(csv_out) == [["ok", "end\x00"]]
+
+
+def test_new_errors_as_subprocess_are_one_line(zarr_writer, tmp_path):
+    scalar = zarr_writer(np.array(3, dtype="i4"), path="s")
+    nul = _bytes_array(scalar.root, [b"x\x00"])
+    cmd = [sys.executable, "-m", "zarrfs.cli", "get"]
+    for args, status, words in [
+        ([str(scalar.location), "[5]"], 1, "too many indices"),
+        ([str(scalar.location), "[0][0]"], 2, "one [...] only"),
+        ([nul, "[...]"], 1, "NUL character"),
+    ]:
+        proc = subprocess.run([*cmd, *args, "-o", str(tmp_path / "x.npy")], capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == status and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr

@@ -55,6 +55,7 @@ class UsageError(Exception):
 
 # ----------------------------------------------------------------- selections
 def _index_item(node: ast.AST):
+    """One index of a selection: an integer, a slice of integers, or ``...``."""
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return Ellipsis
     if isinstance(node, ast.Slice):
@@ -64,26 +65,47 @@ def _index_item(node: ast.AST):
 
 
 def _int(node: ast.AST) -> int:
-    value = ast.literal_eval(node)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ValueError(f"{ast.unparse(node)!r} is not an integer")
-    return value
+    """An integer literal, optionally signed (``-1``); booleans are not indices (NumPy reads
+    ``True`` as a mask)."""
+    sign, literal = 1, node
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign, literal = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+    value = literal.value if isinstance(literal, ast.Constant) else None
+    if isinstance(value, bool):
+        raise ValueError(f"{ast.unparse(node)!r} is a boolean, not an index")
+    if not isinstance(value, int):
+        raise ValueError(f"{ast.unparse(node)!r} is not an integer, a slice or '...'")
+    return sign * value
 
 
-def parse_selection(text: str):
-    """``"[0, :, 100:200]"`` -> an index tuple (parsed with ``ast``, never evaluated)."""
+def _subscript_items(text: str) -> list[ast.expr]:
+    """The index nodes of ``[...]``: exactly one subscript, so that ``"[5][0:2]"`` (which NumPy
+    reads as two selections in turn) is refused rather than read as ``[0:2]``."""
+    if "#" in text:  # a comment would hide part of the text from the parser
+        raise ValueError("'#' has no place in a selection")
     s = text.strip()
     if not s.startswith("["):
         s = f"[{s}]"
+    node = ast.parse("_" + s, mode="eval").body
+    if not isinstance(node, ast.Subscript):
+        raise ValueError("not a single [...] selection")
+    if not (isinstance(node.value, ast.Name) and node.value.id == "_"):
+        raise ValueError("one [...] only: chained selections such as '[0][1]' are not supported")
+    return node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+
+def parse_selection(text: str) -> tuple:
+    """``"[0, :, 100:200]"`` -> an index tuple of NumPy basic indexing: integers, slices of
+    integers and at most one ``...``. Parsed with ``ast``, never evaluated."""
     try:
-        node = ast.parse("_" + s, mode="eval").body
-        if not isinstance(node, ast.Subscript):
-            raise ValueError("not a subscript")
-        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        return tuple(_index_item(i) for i in items)
+        selection = tuple(_index_item(i) for i in _subscript_items(text))
+        if sum(1 for item in selection if item is Ellipsis) > 1:
+            raise ValueError("'...' may appear only once")
     except (SyntaxError, ValueError) as exc:
-        raise UsageError(f"invalid selection {text!r}: use NumPy indexing like "
-                         f"'[0, :, 100:200]' ({exc})") from exc
+        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise UsageError(f"invalid selection {text!r}: {reason}; use NumPy indexing like "
+                         f"'[0, :, 100:200]'") from exc
+    return selection
 
 
 # ----------------------------------------------------------------- commands
