@@ -120,3 +120,10 @@ def test_zip_store_with_missing_chunks(zarr_writer, tmp_path):
     np.testing.assert_array_equal(g["a/b"][...], data)  # 3 of 4 chunks missing: fill value
     np.testing.assert_array_equal(zarrfs.open(f"zip::{archive}")["a"]["b"][5:15, 5:15],
                                   data[5:15, 5:15])
+    # a node's url reopens it: the path goes inside the chain's first link
+    assert g["a/b"].url == f"zip://a/b::{archive}" and g["a"]["b"].url == g["a/b"].url
+    np.testing.assert_array_equal(zarrfs.open(g["a/b"].url)[...], data)
+    assert zarrfs.open(g["a"].url)["b"].url == g["a/b"].url
+    cached = zarrfs.open(f"simplecache::zip::{archive}")  # a wrapper passes the path on
+    assert cached["a/b"].url == f"simplecache::zip://a/b::{archive}"
+    np.testing.assert_array_equal(zarrfs.open(cached["a/b"].url)[...], data)

@@ -25,7 +25,7 @@ from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
-from .store import ByteRequest, Store
+from .store import ByteRequest, Store, url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
@@ -35,12 +35,6 @@ _MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, Overf
 
 def _join(*parts: str) -> str:
     return "/".join(p.strip("/") for p in parts if p and p.strip("/"))
-
-
-def _below(url: str, path: str) -> str:
-    """``path`` under ``url``, which keeps its own leading ``/`` (a local store's absolute path)."""
-    path = path.strip("/")
-    return f"{url.rstrip('/')}/{path}" if path else url
 
 
 class Hierarchy:
@@ -192,7 +186,7 @@ class Node:
 
     @property
     def url(self) -> str:
-        return _below(self._hierarchy.store.url, self.path)
+        return url_below(self._hierarchy.store.url, self.path)
 
     @property
     def store(self) -> Store:
@@ -241,7 +235,7 @@ class Group(Node):
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
-            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=_below(self.url, name))
+            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=url_below(self.url, name))
         return _node(self._hierarchy, path, meta)
 
     def members(self) -> list[tuple[str, Group | Array]]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import fsspec
+from fsspec.archive import AbstractArchiveFileSystem
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
@@ -424,6 +425,31 @@ def _read_local(path: str, start: int | None = None, end: int | None = None) -> 
         return data
     finally:
         os.close(fd)
+
+
+def url_below(url: str, path: str) -> str:
+    """The URL of ``path`` under the store at ``url``: a local path keeps its leading ``/``; in
+    an fsspec chain the path goes into the archive link it is inside (``zip::a.zip`` ->
+    ``zip://g::a.zip``), and past wrappers such as ``simplecache::`` to the link they wrap."""
+    path = path.strip("/")
+    if not path:
+        return url
+    if "::" in url:
+        head, rest = url.split("::", 1)
+        protocol, _, inner = head.partition("://")
+        if not _is_archive(protocol):
+            return f"{head}::{url_below(rest, path)}"
+        inner = inner.strip("/")
+        return f"{protocol}://{inner + '/' if inner else ''}{path}::{rest}"
+    return f"{url.rstrip('/')}/{path}"
+
+
+def _is_archive(protocol: str) -> bool:
+    try:
+        kind = fsspec.get_filesystem_class(protocol)
+    except (ValueError, ImportError):
+        return False
+    return issubclass(kind, AbstractArchiveFileSystem)
 
 
 def _describe(exc: BaseException) -> str:
