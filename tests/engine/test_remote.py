@@ -293,3 +293,81 @@ def test_gc_pauses_nest_and_keep_the_prior_state():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+WEIRD_NAMES = ["a b", "x#y", "p%20q", "q?r", "é", "plus+sign"]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("consolidate", [False, True])
+def test_names_that_are_url_syntax_read_over_http(http_server, zarr_writer, zarr_format,
+                                                  consolidate):
+    """A '#', '?' or '%' in a node's name is part of the name, not of the URL: each array
+    reads its own chunks (not fill values from a truncated URL), and a listing of an index
+    page gives the names as stored."""
+    root = None
+    for i, name in enumerate(WEIRD_NAMES):
+        w = zarr_writer(np.arange(20, dtype="i4").reshape(4, 5) + 100 * (i + 1), path=f"g/{name}",
+                        chunks=(2, 5), zarr_format=zarr_format, root=root,
+                        consolidate=consolidate and i == len(WEIRD_NAMES) - 1)
+        root = w.root
+    server = http_server(root)
+    g = zarrfs.open(server.url + "/g")
+    assert g.keys() == sorted(WEIRD_NAMES)
+    for i, name in enumerate(WEIRD_NAMES):
+        expected = np.arange(20, dtype="i4").reshape(4, 5) + 100 * (i + 1)
+        np.testing.assert_array_equal(g[name][...], expected)  # not the fill value, 0
+
+
+def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, volume,
+                                                                   monkeypatch):
+    """No answer: the request is tried twice (one timeout each), not four times; then the
+    store counts as down for a few seconds, so that a program retrying the read (the kernel
+    does, through the mount) is not held up again."""
+    root, _ = volume
+    monkeypatch.setenv("ZARRFS_TIMEOUT", "1")
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.stall(30, pattern=r"c/2/0/0$")
+    server.stats.reset()
+    with pytest.raises(engine.StoreError):
+        arr[2, :64, :64]
+    assert server.stats.in_flight == 2 and server.stats.records() == []  # both still stalled
+    with pytest.raises(engine.StoreError, match="unreachable"):
+        arr[2, :64, :64]
+    assert server.stats.in_flight == 2 and server.stats.records() == []  # no third request
+
+
+def test_user_client_kwargs_keep_the_default_timeout(http_server, volume, monkeypatch):
+    monkeypatch.setenv("ZARRFS_TIMEOUT", "7")
+    root, data = volume
+    server = http_server(root)
+    store = engine.store.Store.from_url(server.url + "/plain",
+                                        client_kwargs={"headers": {"X-Token": "abc"}})
+    kwargs = store.fs.client_kwargs
+    assert kwargs["headers"] == {"X-Token": "abc"} and kwargs["timeout"].sock_read == 7
+    arr = zarrfs.open(server.url + "/plain", client_kwargs={"headers": {"X-Token": "abc"}})
+    np.testing.assert_array_equal(arr[1], data[1])
+
+
+def test_s3_reads_each_object_with_one_get(s3_store, volume, monkeypatch):
+    """No HEAD before each GET (s3fs asks for a whole object's size first when it may split
+    the download), no LIST for a missing chunk; user config_kwargs keep the timeouts."""
+    import s3fs
+
+    root, data = volume
+    url, options = s3_store(root)
+    calls = []
+    original = s3fs.S3FileSystem._call_s3
+
+    async def counting(self, method, *args, **kwargs):
+        calls.append(method if isinstance(method, str) else method.__name__)
+        return await original(self, method, *args, **kwargs)
+
+    monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counting)
+    arr = zarrfs.open(url + "/plain", config_kwargs={"max_pool_connections": 20}, **options)
+    config = arr.store.fs.config_kwargs
+    assert config["max_pool_connections"] == 20 and config["read_timeout"] > 0
+    calls.clear()
+    np.testing.assert_array_equal(arr[...], data)
+    assert calls and set(calls) == {"get_object"}

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+from urllib.parse import quote, unquote
 
 import fsspec
 from fsspec.archive import AbstractArchiveFileSystem
@@ -38,6 +39,8 @@ log = logging.getLogger(__name__)
 Fetched = bytes | None
 
 _RETRIES = 3
+_STALL_RETRIES = 1
+_S3FS_TRIES = 2
 _RETRY_DELAY = 0.2
 _DOWN_SECONDS = 5.0  # after a store proved unreachable, fail at once for this long
 _POLL_SECONDS = 0.05  # how often a waiting stream asks whether its reader gave up
@@ -93,8 +96,10 @@ async def _http_client(**kwargs):
 
 def _retry_delay(req: ByteRequest, exc: BaseException, attempt: int) -> float | None:
     """Seconds to wait before retrying a request whose attempt number ``attempt`` (from 0)
-    failed with ``exc``; None when it is not retried (not transient, or out of attempts)."""
-    if attempt >= _RETRIES or not _is_transient(exc):
+    failed with ``exc``; None when it is not retried (not transient, or out of attempts). A
+    stall is retried once only: each attempt waits the whole timeout."""
+    limit = _STALL_RETRIES if _is_stall(exc) else _RETRIES
+    if attempt >= limit or not _is_transient(exc):
         return None
     log.info("retrying %s (attempt %d): %s", req.key, attempt + 1, _describe(exc))
     return _RETRY_DELAY * (attempt + 1)
@@ -109,10 +114,17 @@ def _range_length(req: ByteRequest) -> int | None:
 
 
 def _is_unreachable(exc: BaseException) -> bool:
-    """The server cannot be reached at all (as opposed to one bad request)."""
-    return isinstance(exc, ConnectionRefusedError) or type(exc).__name__ in (
+    """The server cannot be reached at all, or does not answer (as opposed to one bad
+    request)."""
+    return isinstance(exc, ConnectionRefusedError) or _is_stall(exc) or type(exc).__name__ in (
         "ClientConnectorError", "ServerDisconnectedError", "ClientConnectionError",
         "ClientConnectorDNSError", "EndpointConnectionError")
+
+
+def _is_stall(exc: BaseException) -> bool:
+    """No answer within the timeout (aiohttp's, botocore's, fsspec's)."""
+    return isinstance(exc, TimeoutError) or type(exc).__name__ in (
+        "ReadTimeoutError", "ConnectTimeoutError", "FSTimeoutError")
 
 
 def _default_options(protocol: str) -> dict:
@@ -127,9 +139,24 @@ def _default_options(protocol: str) -> dict:
         return {"client_kwargs": {"timeout": timeout}, "get_client": _http_client}
     if protocol in ("s3", "s3a"):
         t = _timeout()
-        return {"config_kwargs": {"connect_timeout": t, "read_timeout": t,
-                                  "retries": {"max_attempts": 2}}}
+        # one GET per object: with max_concurrency > 1, s3fs asks for every whole object's
+        # size first (a HEAD, and a LIST when it is missing); botocore does not retry on its
+        # own (s3fs and this module do)
+        return {"max_concurrency": 1,
+                "config_kwargs": {"connect_timeout": t, "read_timeout": t,
+                                  "retries": {"max_attempts": 1}}}
     return {}
+
+
+def _merged(defaults: dict, given: dict) -> dict:
+    """``given`` over ``defaults``, nested dicts merged key by key (a user's
+    ``client_kwargs.headers`` must not drop the default timeout)."""
+    out = dict(defaults)
+    for key, value in given.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            value = _merged(out[key], value)
+        out[key] = value
+    return out
 
 
 @dataclass
@@ -139,15 +166,19 @@ class Store:
     fs: fsspec.AbstractFileSystem
     root: str
     url: str
+    #: keys go into URLs percent-encoded (HTTP: a '#', '?' or '%' in a name is not syntax)
+    quote_keys: bool = False
     _down_until: float = field(default=0.0, repr=False)
     _down_reason: str = field(default="", repr=False)
 
     @classmethod
     def from_url(cls, url: str, **storage_options) -> Store:
         protocol = url.split("://", 1)[0] if "://" in url.split("::")[0] else "file"
-        options = {**_default_options(protocol), **storage_options}
+        options = _merged(_default_options(protocol), storage_options)
         try:
             fs, root = url_to_fs(url, **options)
+            if protocol in ("s3", "s3a"):  # a class attribute of s3fs (5): once more is enough
+                fs.retries = min(fs.retries, _S3FS_TRIES)
         except FileNotFoundError as exc:  # a zip:: chain over a missing archive
             raise NodeNotFoundError(f"no store at {url!r}: {exc}", path=url) from exc
         except Exception as exc:  # noqa: BLE001 - fsspec's and its backends' own errors
@@ -156,7 +187,8 @@ class Store:
         # the file system's root itself ("/", "file:///") keeps its slash: "" is the cwd
         trimmed = url.rstrip("/")
         return cls(fs=fs, root=root.rstrip("/") or root,
-                   url=url if not trimmed or trimmed.endswith(":") else trimmed)
+                   url=url if not trimmed or trimmed.endswith(":") else trimmed,
+                   quote_keys=bool({"http", "https"} & set(_protocols(fs))))
 
     @property
     def is_async(self) -> bool:
@@ -166,6 +198,8 @@ class Store:
         """The filesystem path of a key ("" is the root itself)."""
         if not key:
             return self.root
+        if self.quote_keys:
+            key = quote(key, safe="/")
         return f"{self.root.rstrip('/')}/{key}" if self.root else key
 
     # ------------------------------------------------------------------ reads
@@ -220,7 +254,8 @@ class Store:
             if isinstance(arrivals, Iterator):
                 arrivals.close()
         if unreachable and len(unreachable) == answered == len(requests):
-            # a refused or dropped connection: every read would wait through the same retries
+            # a refused or dropped connection, or no answer at all: every read would wait
+            # through the same retries and timeouts
             self._down_until = time.monotonic() + _DOWN_SECONDS
             self._down_reason = _describe(unreachable[0])
 
@@ -370,6 +405,8 @@ class Store:
             name = name.rsplit("/", 1)[-1]
             if not name or name == base.rsplit("/", 1)[-1] and e["type"] != "directory":
                 continue
+            if self.quote_keys:  # an index page links to names percent-encoded
+                name = unquote(name)
             (dirs if e["type"] == "directory" else files).append(name)
         return sorted(set(dirs)), sorted(set(files))
 
