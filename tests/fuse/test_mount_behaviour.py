@@ -153,7 +153,7 @@ def test_a_signal_does_not_wait_for_a_stalled_store(store, mount, http_server, n
         assert mounted.process.wait(timeout=15) == 0  # far less than the store's 30 s
         reader.join(timeout=15)
         assert not reader.is_alive()
-        assert "error" in outcome  # never bytes the store did not send
+        assert outcome.get("error") == errno.EIO, outcome  # never bytes the store did not send
         assert not is_mounted(str(mounted.path))
     finally:
         server.latency = 0.0

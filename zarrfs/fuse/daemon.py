@@ -217,9 +217,12 @@ def serve(
     ring = _setup_logging(options, log_file, foreground)
     keep_freed_memory()
     pages: PagePusher | None = None
+    operations: ZarrfsOperations | None = None
 
     def before_exit() -> None:  # while libfuse still answers requests
         engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
+        if operations is not None:
+            operations.settle_reads()  # and the kernel's second asks get EIO too
         if pages is not None:
             pages.close(_STOP_WAIT)  # pushes end before libfuse stops answering reads
 
@@ -235,7 +238,7 @@ def serve(
         return 1
 
     def run() -> int:
-        nonlocal pages
+        nonlocal pages, operations
         try:
             if options.cache_size is not None:
                 engine.set_cache_size(options.cache_size)

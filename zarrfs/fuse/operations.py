@@ -16,6 +16,7 @@ import logging
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable
 
 from ._fuselib import FuseOSError, Operations
@@ -46,6 +47,9 @@ class ZarrfsOperations(Operations):
         self._gid = os.getgid() if tree.options.gid is None else tree.options.gid
         self._mtime_ns = int(tree.mtime * 1e9)
         self.was_ready = False
+        self._reads = 0  # reads being answered
+        self._last_read = time.monotonic()  # when the last one was answered
+        self._reads_lock = threading.Lock()
 
     def init_with_config(self, conn_info, config):
         """Called once the kernel mount is live: widen readahead, tell whoever waits we are ready."""
@@ -153,11 +157,30 @@ class ZarrfsOperations(Operations):
         handle = self._handles.get(fi.fh)
         if handle is None:
             raise FuseOSError(errno.EBADF)
+        with self._reads_lock:
+            self._reads += 1
         try:
             return how(handle)
         except Exception:
             self._tree.stats.add("read_errors")
             raise
+        finally:
+            with self._reads_lock:
+                self._reads -= 1
+                self._last_read = time.monotonic()
+
+    def settle_reads(self, quiet: float = 0.1, limit: float = 2.0) -> None:
+        """Wait until no read has been under way for ``quiet`` seconds (at most ``limit``).
+        For a stopping mount whose reads were cancelled: the kernel asks again for the pages
+        a failed read left out, and those requests get EIO while the loop still runs, not
+        ENOTCONN once the mount is gone."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            with self._reads_lock:
+                idle = not self._reads and time.monotonic() - self._last_read >= quiet
+            if idle:
+                return
+            time.sleep(0.01)
 
     @fuse_errors
     def release(self, path, fi):
