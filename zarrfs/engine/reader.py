@@ -30,7 +30,7 @@ from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
 from .metadata import ArrayMetadata, fill_array
 from .planner import ChunkRequest
 from .sharding import ShardingCodec
-from .store import ByteRequest, Store
+from .store import ByteRequest, Store, url_below
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +280,7 @@ class ArrayReader:
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
-            where = f"{self.store.url.rstrip('/')}/{self.path}" if self.path else self.store.url
+            where = url_below(self.store.url, self.path)
             exc.message = f"chunk {self.chunk_key(coords)!r} of {where}: {exc.message}"
             exc.args = (exc.message,)
             raise
