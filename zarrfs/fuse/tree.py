@@ -239,9 +239,13 @@ def _field(value, name):
 
 def build_node_directory(context: NodeContext, node, ome_axes=None):
     """The directory of a group or an array."""
+    return Directory(lambda: _node_entries(context, node, ome_axes))
+
+
+def _node_entries(context: NodeContext, node, ome_axes) -> dict:
     if node.kind == "array":
-        return Directory(lambda: _array_entries(context, node, ome_axes))
-    return Directory(lambda: _group_entries(context, node))
+        return _array_entries(context, node, ome_axes)
+    return _group_entries(context, node)
 
 
 def _group_entries(context: NodeContext, group) -> dict:
@@ -249,21 +253,13 @@ def _group_entries(context: NodeContext, group) -> dict:
     whose metadata is broken (bad JSON, an unknown codec) or cannot be fetched then fails
     alone, with EIO and a log line naming it, while its siblings and the group still list."""
     ome = ome_axes_by_path(group)
-    entries: dict = {name: _child_directory(context, group, name, ome.get(name))
-                     for name in group.keys()}
+    entries: dict = {
+        name: Directory(lambda name=name: _node_entries(context, group[name], ome.get(name)))
+        for name in group.keys()
+    }
     for name, file in context.node_files(group).items():
         entries[layout.unique_name(name, entries)] = file
     return entries
-
-
-def _child_directory(context: NodeContext, group, name: str, ome_axes) -> Directory:
-    def entries() -> dict:
-        child = group[name]
-        if child.kind == "array":
-            return _array_entries(context, child, ome_axes)
-        return _group_entries(context, child)
-
-    return Directory(entries)
 
 
 def _array_entries(context: NodeContext, array, ome_axes) -> dict:
