@@ -277,3 +277,17 @@ def test_a_corrupt_vlen_item_count_is_a_decode_error(tmp_path, zarr_format, dtyp
         arr[...]
     assert err.value.key == key and "4294967280 items" in str(err.value)
     assert f"chunk {key!r} of {root}" in str(err.value)
+
+
+@pytest.mark.parametrize("codec_id", ["vlen-utf8", "vlen-bytes", "vlen-array"])
+def test_numcodecs_vlen_codecs_check_the_item_count_too(codec_id):
+    """The v3 ``numcodecs.vlen-*`` names and the v2 filters check the header like ``vlen-utf8``."""
+    from zarrfs.engine.codecs import ChunkSpec
+    from zarrfs.engine.codecs_numcodecs import numcodecs_codec, v2_codec
+
+    corrupt = (2**32 - 16).to_bytes(4, "little") + bytes(26)
+    spec = ChunkSpec((2,), np.dtype(object))
+    config = {"dtype": "<i4"} if codec_id == "vlen-array" else {}
+    for codec in (numcodecs_codec(codec_id, config), v2_codec({"id": codec_id, **config})):
+        with pytest.raises(engine.ChunkDecodeError, match="4294967280 items"):
+            codec.decode(corrupt, spec)

@@ -95,18 +95,27 @@ class NumcodecsArrayBytes(_Wrapped):
     kind = "array_bytes"
 
     def decode(self, data, spec):
-        if self.name.removeprefix("numcodecs.") in VLEN:
-            check_vlen_header(data, self.name)
         out = ensure_ndarray_like(self.impl.decode(data))
         return out.reshape(spec.shape)
 
 
-class NumcodecsVLen(NumcodecsBytes):
-    """A v2 vlen filter (``vlen-utf8``, ``vlen-bytes``, ``vlen-array``), its header checked."""
+class _CheckedVLen:
+    """A vlen codec (``vlen-utf8``, ``vlen-bytes``, ``vlen-array``): its header is checked
+    before numcodecs decodes."""
+
+    name: str
 
     def decode(self, data, spec):
         check_vlen_header(data, self.name)
-        return self.impl.decode(data)
+        return super().decode(data, spec)
+
+
+class NumcodecsVLen(_CheckedVLen, NumcodecsBytes):
+    """A v2 vlen filter."""
+
+
+class NumcodecsVLenArrayBytes(_CheckedVLen, NumcodecsArrayBytes):
+    """A v3 ``numcodecs.vlen-*`` codec."""
 
 
 #: numcodecs' variable-length layout: a uint32 item count, then per item a uint32 length and
@@ -240,6 +249,8 @@ def numcodecs_codec(codec_id: str, configuration: dict, *, path: str | None = No
         return _SIZED[codec_id](name, impl, configuration)
     if codec_id in ARRAY_TO_ARRAY:
         return NumcodecsArray(name, impl, configuration)
+    if codec_id in VLEN:
+        return NumcodecsVLenArrayBytes(name, impl, configuration)
     if codec_id in ARRAY_TO_BYTES:
         return NumcodecsArrayBytes(name, impl, configuration)
     return NumcodecsBytes(name, impl, configuration)
