@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
+
+from .csv_text import write_csv
 
 _SLAB_BYTES = 32 * 2**20  # read big selections in slabs of about this size along the first axis
 
@@ -112,33 +113,9 @@ def _write_tiff(data: np.ndarray, path: Path) -> None:
 
 
 def _write_csv(data: np.ndarray, path: Path) -> None:
-    """One line per row (a 1-D selection is a column) through the ``csv`` module, so that text
-    with commas, quotes, newlines or NULs reads back exactly. Text is always quoted: with
-    minimal quoting and ``\\n`` line ends, a lone ``\\r`` would go unquoted and split a row."""
     if data.ndim > 2:
         raise OutputError(f"CSV holds 1-D or 2-D selections, got shape {data.shape}")
     if data.dtype.fields is not None:
         raise OutputError("CSV cannot hold structured data; use .npy")
-    kind = data.dtype.kind
-    rows = data.reshape(-1, 1) if data.ndim < 2 else data
-    if kind not in "Mm":  # Python scalars format faster; dates and durations keep NumPy's text
-        rows = rows.tolist()
-    cell = _CSV_CELLS.get(kind, str)
     with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n",
-                            quoting=csv.QUOTE_ALL if kind in "OUS" else csv.QUOTE_MINIMAL)
-        if data.size:
-            writer.writerows([cell(v) for v in row] for row in rows)
-
-
-def _complex_cell(value) -> str:
-    return f"({value.real:.17g}{value.imag:+.17g}j)"
-
-
-#: how one value is written, by dtype kind: floats in full precision (``.17g`` round-trips
-#: float64), anything else as ``str`` (integers exactly; bytes as their ``b'...'`` form, which
-#: keeps every byte, NULs included)
-_CSV_CELLS = {
-    "f": lambda v: format(v, ".17g"),
-    "c": _complex_cell,
-}
+        write_csv(data, f)

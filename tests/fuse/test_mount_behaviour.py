@@ -419,3 +419,42 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
     np.testing.assert_array_equal(np.load(mounted.path / "sub" / "fine" / "data.npy"), good * 2)
     np.testing.assert_array_equal(np.load(mounted.path / "good" / "data.npy"), good)
     assert "sub/bad" in (mounted.path / ".zarrfs" / "log").read_text()
+
+
+def test_csv_and_png_previews(mount, zarr_writer):
+    """``-o csv,png``: text with a lone carriage return stays one cell (text is quoted, as
+    ``zarrfs get`` writes it); previews keep 64-bit integer levels apart and scale a float
+    range wider than float64 can hold."""
+    import csv
+    import io
+
+    from PIL import Image
+
+    words = np.array(["one", "car\rret", 'q"uote, comma', "line\nbreak"], dtype=object)
+    root = zarr_writer(words.astype(np.dtypes.StringDType()), path="words", chunks=(2,)).root
+    ramp = (np.arange(16, dtype=np.int64) + 2**62).reshape(2, 8)
+    zarr_writer(ramp, path="ramp", chunks=(2, 4), root=root)
+    extremes = np.array([[-1.7e308, 1.7e308]] * 2)
+    zarr_writer(extremes, path="wide", chunks=(2, 2), root=root)
+    mounted = mount(root, "csv,png")
+    with open(mounted.path / "words" / "data.csv", newline="", encoding="utf-8") as file:
+        assert list(csv.reader(file)) == [[word] for word in words]
+
+    def preview(name: str) -> np.ndarray:
+        return np.asarray(Image.open(io.BytesIO((mounted.path / name / "data.png").read_bytes())))
+
+    levels = preview("ramp")
+    assert levels.shape == (2, 8) and levels[0, 0] == 0 and levels[1, 7] == 255
+    assert np.all(np.diff(levels.ravel().astype(int)) > 0)  # 16 values, 16 grey levels
+    np.testing.assert_array_equal(preview("wide"), [[0, 255], [0, 255]])
+
+
+def test_plane_names_take_ascii_digits_only(store, mount):
+    """``z_²`` and ``z_١`` (Arabic-Indic one) are not plane names: ENOENT, not EIO or plane 1."""
+    root, _ = store
+    mounted = mount(root)
+    planes = mounted.path / "cube" / "planes"
+    for name in ("z_\u00b2.npy", "z_\u0661.npy", "z_\u0661.tif", "z_\uff11.npy"):
+        with pytest.raises(FileNotFoundError):
+            os.stat(planes / name)
+    assert (planes / "z_1.npy").stat().st_size > 0

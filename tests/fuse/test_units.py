@@ -185,6 +185,9 @@ def test_names():
     assert layout.parse_plane_entry("z_007", "z", 120) == 7
     assert layout.parse_plane_entry("z_7", "z", 120) is None
     assert layout.parse_plane_entry("z_120", "z", 120) is None
+    # only ASCII digits name a plane: int() would take these, isdigit() the first two
+    for name in ("z_\u00b2", "z_\u0661", "z_\uff11", "z_+1", "z_ 1"):
+        assert layout.parse_plane_entry(name, "z", 3) is None, name
 
 
 class FakeArray:
@@ -292,7 +295,21 @@ def test_formats():
     image = np.asarray(Image.open(io.BytesIO(png)))
     assert image.dtype == np.uint8 and image.shape == (2, 2)
     assert image[0, 0] == 0 and image[1, 0] == 255 and image[1, 1] == 0
-    assert formats.csv_bytes(np.array([[1.5, 2.0], [3.0, 0.1]])) == b"1.5,2.0\n3.0,0.1\n"
+    # as ``zarrfs get`` writes CSV: floats in full precision, text always quoted
+    assert formats.csv_bytes(np.array([[1.5, 2.0], [3.0, 0.1]])) == \
+        b"1.5,2\n3,0.10000000000000001\n"
+    assert formats.csv_bytes(np.array(["a\rb", "c"], dtype=object)) == b'"a\rb"\n"c"\n'
+    # integers keep every level (not rounded through float64); constant planes are black
+    ramp = np.arange(2**62, 2**62 + 4, dtype=np.int64).reshape(2, 2)
+    for values, want in ((ramp, [[0, 85], [170, 255]]),
+                         (np.array([[-2**63, 2**63 - 1]]), [[0, 255]]),
+                         (np.array([[0, 2**64 - 1]], dtype=np.uint64), [[0, 255]]),
+                         (np.full((2, 2), 7, np.int16), [[0, 0], [0, 0]]),
+                         (np.array([[-1.7e308, 1.7e308, np.inf, -np.inf]]), [[0, 255, 255, 0]]),
+                         (np.array([[1e308, 1e308, np.nan, np.inf]]), [[0, 0, 0, 255]]),
+                         (np.array([[np.nan, -np.inf, np.inf]]), [[0, 0, 255]])):
+        image = np.asarray(Image.open(io.BytesIO(formats.preview_png(values))))
+        np.testing.assert_array_equal(image, want)
     assert formats.json_bytes(np.array([b"\x00a"], dtype=object)).strip() == b'[\n "AGE="\n]'
 
 

@@ -9,13 +9,12 @@ content has been generated once.
 from __future__ import annotations
 
 import base64
-import csv
 import io
 import json
-import struct
-import zlib
 
 import numpy as np
+
+from ..csv_text import write_csv
 
 
 def json_bytes(values: np.ndarray) -> bytes:
@@ -33,53 +32,57 @@ def json_bytes(values: np.ndarray) -> bytes:
 
 
 def csv_bytes(values: np.ndarray) -> bytes:
-    """One row per line (a 1-D array is one column); floats keep full precision (``repr``)."""
-    rows = values.reshape(-1, 1) if values.ndim == 1 else values
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    for row in rows:
-        writer.writerow([_csv_cell(item) for item in row])
+    """The array as ``zarrfs get -o x.csv`` writes it (``zarrfs.csv_text``)."""
+    out = io.StringIO(newline="")
+    write_csv(values, out)
     return out.getvalue().encode("utf8")
 
 
-def _csv_cell(item) -> str:
-    if isinstance(item, bytes):
-        return base64.b64encode(item).decode("ascii")
-    if isinstance(item, np.floating | float):
-        return repr(float(item))
-    return str(item)
-
-
 def preview_png(plane: np.ndarray) -> bytes:
-    """An 8-bit grayscale PNG with automatic contrast (0.5-99.5 percentiles of finite values)."""
+    """An 8-bit grayscale PNG with automatic contrast (0.5-99.5 percentiles of finite values;
+    for integers, of the values themselves, so that 64-bit levels are not rounded together)."""
+    from PIL import Image  # Pillow encodes; imported on first use: previews are opt-in
+
     values = np.asarray(plane)
     if values.dtype == bool:
         scaled = values.astype(np.uint8) * 255
+    elif values.dtype.kind in "iu":
+        scaled = _scaled_integers(values)
     else:
-        floats = values.astype(np.float64)
-        finite = floats[np.isfinite(floats)]
-        low, high = np.percentile(finite, [0.5, 99.5]) if finite.size else (0.0, 1.0)
-        if high <= low:
-            high = low + 1.0
-        normalized = np.clip((floats - low) / (high - low), 0.0, 1.0)
-        scaled = np.nan_to_num(normalized * 255.0, nan=0.0).round().astype(np.uint8)
-    return _encode_png_gray8(scaled)
+        scaled = _scaled_floats(values.astype(np.float64))
+    out = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(scaled)).save(out, format="PNG")
+    return out.getvalue()
 
 
-def _encode_png_gray8(image: np.ndarray) -> bytes:
-    """PNG (ISO/IEC 15948): IHDR, one IDAT of filter-0 rows, IEND."""
-    height, width = image.shape
-    raw = np.zeros((height, width + 1), np.uint8)
-    raw[:, 1:] = image
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + _png_chunk(b"IHDR", header)
-        + _png_chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
-        + _png_chunk(b"IEND", b"")
-    )
+def _scaled_integers(values: np.ndarray) -> np.ndarray:
+    """0-255 from integers of any width: mapped in order onto uint64 (signed values offset by
+    2**63), so that neither the percentiles nor the differences lose a bit or overflow."""
+    unsigned = values.astype(np.uint64)
+    if values.dtype.kind == "i":
+        unsigned ^= np.uint64(1 << 63)
+    low, high = np.percentile(unsigned, [0.5, 99.5], method="nearest")
+    if high <= low:
+        return np.zeros(values.shape, np.uint8)
+    offset = np.clip(unsigned, low, high) - low  # in [0, high - low]: no wrap-around
+    return (offset.astype(np.float64) * (255.0 / float(high - low))).round().astype(np.uint8)
 
 
-def _png_chunk(kind: bytes, data: bytes) -> bytes:
-    crc = zlib.crc32(kind + data) & 0xFFFFFFFF
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+def _scaled_floats(floats: np.ndarray) -> np.ndarray:
+    """0-255 from float64: NaN and -inf 0, +inf 255, a constant plane 0. A range wider than
+    float64 holds (``-1e308..1e308``) is scaled in halves."""
+    finite = floats[np.isfinite(floats)]
+    if not finite.size:
+        return np.where(floats == np.inf, 255, 0).astype(np.uint8)
+    # "nearest": values of the data, no interpolation that could overflow between extremes
+    low, high = np.percentile(finite, [0.5, 99.5], method="nearest")
+    if high <= low:
+        return np.where(floats > low, 255, 0).astype(np.uint8)
+    with np.errstate(over="ignore", invalid="ignore"):  # values past the percentiles: clipped
+        span = high - low
+        if np.isinf(span):  # halves: each difference then fits
+            normalized = (floats / 2 - low / 2) / (high / 2 - low / 2)
+        else:
+            normalized = (floats - low) / span
+    normalized = np.clip(normalized, 0.0, 1.0)
+    return np.nan_to_num(normalized * 255.0, nan=0.0).round().astype(np.uint8)

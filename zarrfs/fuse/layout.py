@@ -28,6 +28,7 @@ NODE_FILES = ("attrs.json", "meta.json", "info.txt")
 CONTROL_DIR = ".zarrfs"
 PLANES_DIR = "planes"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+_DIGITS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²" and "١"
 
 
 def unique_name(name: str, taken: Iterable[str]) -> str:
@@ -107,7 +108,8 @@ def parse_plane_entry(name: str, label: str, count: int) -> int | None:
     """The index a directory or file stem names, or None (wrong label, width or out of range)."""
     prefix = label + "_"
     digits = name[len(prefix) :]
-    if not name.startswith(prefix) or len(digits) != index_width(count) or not digits.isdigit():
+    if not name.startswith(prefix) or len(digits) != index_width(count) \
+            or not _DIGITS.fullmatch(digits):
         return None
     index = int(digits)
     return index if index < count else None
