@@ -51,6 +51,7 @@ class RequestRecord:
     start: float
     end: float
     peer_port: int  # the client's port: equal ports mean one kept-alive connection
+    headers: tuple[tuple[str, str], ...] = ()  # as the client sent them
 
 
 class RequestStats:
@@ -286,6 +287,7 @@ class _Handler(BaseHTTPRequestHandler):
             start=self._start,
             end=time.perf_counter(),
             peer_port=self.client_address[1],
+            headers=tuple(self.headers.items()),
         )
         self.server.owner.stats.add(record)  # type: ignore[attr-defined]
 

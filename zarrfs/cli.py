@@ -30,6 +30,20 @@ def option_value(text: str):
         return text
 
 
+def set_option(options: dict, key: str, text: str, keep: bool = False) -> None:
+    """``options[key] = option_value(text)``, a dotted key nesting (``client_kwargs.region_name``);
+    with ``keep``, a key already set stays as it is."""
+    *parents, leaf = key.split(".")
+    target = options
+    for parent in parents:
+        child = target.setdefault(parent, {})
+        if not isinstance(child, dict):
+            raise UsageError(f"storage option {key!r}: {parent!r} is already set to {child!r}")
+        target = child
+    if not (keep and leaf in target):
+        target[leaf] = option_value(text)
+
+
 def storage_options_from_args(args: argparse.Namespace) -> dict:
     """fsspec storage options from ``--anon``, ``--endpoint-url`` and ``-O key=value``."""
     options: dict = {}
@@ -41,11 +55,7 @@ def storage_options_from_args(args: argparse.Namespace) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UsageError(f"-O expects key=value, got {item!r}")
-        *parents, leaf = key.split(".")
-        target = options
-        for p in parents:
-            target = target.setdefault(p, {})
-        target[leaf] = option_value(value)
+        set_option(options, key, value)
     return options
 
 

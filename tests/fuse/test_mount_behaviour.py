@@ -351,6 +351,41 @@ def test_fstab_helper_mounts_with_mount8_options(store, tmp_path):
         subprocess.run(["fusermount3", "-uz", str(target)], capture_output=True, check=False)
 
 
+@pytest.mark.skipif(os.geteuid() != 0 or os.path.lexists("/sbin/mount.fuse.zarrfs"),
+                    reason="installs /sbin/mount.fuse.zarrfs for the test: root, and not there yet")
+def test_an_fstab_line_mounts_through_mount8(store, tmp_path):
+    """An fstab line of type ``fuse.zarrfs``, mounted by mount(8) itself: it runs
+    ``/sbin/mount.fuse.zarrfs`` (the helper, installed as the README says) with the line's
+    options. mount(8) is given the line with ``-T``, so /etc/fstab is not touched."""
+    root, data = store
+    wrapper = tmp_path / "zarrfs"
+    wrapper.write_text(f'#!/bin/sh\nexec {" ".join(zarrfs_command())} "$@"\n')
+    wrapper.chmod(0o755)
+    helper = Path(__file__).resolve().parents[2] / "packaging" / "mount.zarrfs"
+    target = tmp_path / "fstab mnt"  # a space, written \040 in fstab
+    target.mkdir()
+    fstab = tmp_path / "fstab"
+    where = str(target).replace(" ", "\\040")
+    fstab.write_text(f"{root}  {where}  fuse.zarrfs  "
+                     "ro,noauto,nofail,x-systemd.automount,ttl=60,csv  0 0\n")
+    installed = Path("/sbin/mount.fuse.zarrfs")
+    installed.write_text(f'#!/bin/sh\nZARRFS="{wrapper}" exec "{helper}" "$@"\n')
+    installed.chmod(0o755)
+    try:
+        result = subprocess.run(["mount", "-T", str(fstab), str(target)], capture_output=True,
+                                text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(
+                                    Path(__file__).resolve().parents[2])})
+        assert result.returncode == 0, result.stderr
+        assert is_mounted(str(target))
+        np.testing.assert_array_equal(np.load(target / "image" / "data.npy"), data["image"])
+        options = json.loads((target / ".zarrfs" / "mount.json").read_text())["options"]
+        assert options["ttl"] == 60.0 and options["csv"] is True
+    finally:
+        installed.unlink()
+        subprocess.run(["fusermount3", "-u", str(target)], capture_output=True, check=False)
+        subprocess.run(["fusermount3", "-uz", str(target)], capture_output=True, check=False)
+
+
 def test_ttl_shows_changed_chunks(mount, zarr_writer):
     """With -o ttl the store is not a snapshot: after the TTL, changed chunks read new values
     (decoded copies in the engine's cache are dropped with the tree)."""
@@ -419,6 +454,24 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
     np.testing.assert_array_equal(np.load(mounted.path / "sub" / "fine" / "data.npy"), good * 2)
     np.testing.assert_array_equal(np.load(mounted.path / "good" / "data.npy"), good)
     assert "sub/bad" in (mounted.path / ".zarrfs" / "log").read_text()
+
+
+def test_storage_options_in_mount_options_nest_and_keep_their_spelling(store, mount,
+                                                                          http_server):
+    """``-o so.client_kwargs.headers.X-Probe=abc`` is ``-O client_kwargs.headers.X-Probe=abc``:
+    dotted keys nest (an fstab line has no other way to say a nested option: commas split
+    options), and the key keeps its ``-``. The command line's ``-O`` wins where both say."""
+    root, data = store
+    server = http_server(root)
+    mounted = mount(server.url_for(""), "so.client_kwargs.headers.X-Probe=abc",
+                    "so.client_kwargs.headers.X-Other=fstab",
+                    storage_options={"client_kwargs.headers.X-Other": "flag"})
+    np.testing.assert_array_equal(np.load(mounted.path / "image" / "data.npy"), data["image"])
+    chunk_reads = server.stats.records(r"image/c/")
+    assert chunk_reads
+    for record in chunk_reads:
+        headers = dict(record.headers)
+        assert headers.get("X-Probe") == "abc" and headers.get("X-Other") == "flag", headers
 
 
 def test_csv_and_png_previews(mount, zarr_writer):

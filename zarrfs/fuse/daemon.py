@@ -9,6 +9,7 @@ SIGINT/SIGTERM/SIGHUP are handled by libfuse, which leaves its loop and unmounts
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import shutil
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable
 
 import zarrfs.engine as engine
-from zarrfs.cli import option_value
+from zarrfs.cli import set_option
 
 from .allocator import keep_freed_memory
 from .control import RingLogHandler, control_entries
@@ -286,13 +287,15 @@ def serve(
 
 
 def _root_opener(url: str, options: MountOptions, storage_options: dict):
-    storage = dict(storage_options)
+    """The root's opener, with the command line's storage options and, where those do not set
+    them, the ``-o`` ones (``anon``, ``endpoint_url``, ``so.KEY=VALUE``, dotted keys nesting)."""
+    storage = copy.deepcopy(storage_options)
     if options.anon:
         storage.setdefault("anon", True)
     if options.endpoint_url:
         storage.setdefault("endpoint_url", options.endpoint_url)
     for key, value in options.storage:
-        storage.setdefault(key, option_value(value))
+        set_option(storage, key, value, keep=True)
     consolidated = options.consolidated
 
     def open_root():

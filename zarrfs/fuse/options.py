@@ -177,10 +177,11 @@ def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
         if is_system_option(item):
             continue
         name, has_value, raw = item.partition("=")
-        name = name.strip().replace("-", "_")
-        if name.startswith("so.") and has_value:
+        name = name.strip()
+        if name.startswith("so.") and has_value:  # the key as fsspec spells it, "-" and all
             storage.append((name[3:], raw))
             continue
+        name = name.replace("-", "_")
         parser = _PARSERS.get(name)
         if parser is None:
             known = ", ".join(sorted(_PARSERS)) + ", so.KEY=VALUE"
