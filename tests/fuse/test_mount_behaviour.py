@@ -193,6 +193,23 @@ def test_daemon_mount_then_kill9_then_unmount(store, mount):
     assert not is_mounted(str(mounted.path))
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a tmpfs")
+def test_unmount_leaves_other_file_systems_alone(tmp_path):
+    """As root, ``fusermount3 -u`` unmounts anything: ``zarrfs unmount`` first checks that the
+    mount is one of ours."""
+    target = tmp_path / "tmpfs"
+    target.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(target)], check=True)
+    try:
+        result = subprocess.run(zarrfs_command("unmount", str(target)), capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode == 1
+        assert "is not a zarrfs mount (it is tmpfs)" in result.stderr
+        assert is_mounted(str(target))
+    finally:
+        subprocess.run(["umount", str(target)], check=False)
+
+
 def the_zarrfs_command(*args: str) -> list[str]:
     """``zarrfs ...`` as users run it: the main command line, with its own logging set up."""
     return [sys.executable, "-c", "import sys; from zarrfs.cli import main; sys.exit(main())",

@@ -50,6 +50,18 @@ def test_mount_device_reads_the_last_mount_at_the_path(tmp_path):
     assert kernel.mount_device(str(point), str(tmp_path / "no such table")) is None
 
 
+def test_the_mount_table_gives_each_mount_its_type(tmp_path):
+    """The type follows the "-" that ends the optional fields, however many there are."""
+    table = tmp_path / "mountinfo"
+    table.write_text(
+        "22 1 8:1 / / rw shared:1 - ext4 /dev/sda1 rw\n"
+        "40 22 0:51 / /mnt/a ro,nosuid shared:7 master:2 - fuse.zarrfs s3://b/x.zarr ro\n"
+        "41 22 0:52 / /mnt/b rw - tmpfs tmpfs rw\n"
+    )
+    assert kernel.mount_table(str(table)) == [
+        (b"/", "8:1", "ext4"), (b"/mnt/a", "0:51", "fuse.zarrfs"), (b"/mnt/b", "0:52", "tmpfs")]
+
+
 def test_set_readahead_writes_kib_or_says_why_not(tmp_path, monkeypatch, caplog):
     sysfs = tmp_path / "bdi"
     (sysfs / "0:57").mkdir(parents=True)

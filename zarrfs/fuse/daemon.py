@@ -45,18 +45,27 @@ class MountError(Exception):
     """The mount could not be made; the message is for the user's terminal."""
 
 
+FS_TYPE = "fuse.zarrfs"  # what the mount table says of ours (libfuse's subtype)
+
+
 def is_mounted(mountpoint: str) -> bool:
     """True if ``mountpoint`` is in the mount table, also when its daemon died (stale)."""
+    return mounted_type(mountpoint) is not None
+
+
+def mounted_type(mountpoint: str) -> str | None:
+    """The file system type of the last mount at ``mountpoint`` ("" if the table cannot be
+    read but something is mounted there), or None."""
     wanted = {os.fsencode(os.path.abspath(mountpoint))}
     try:
         wanted.add(os.fsencode(os.path.realpath(mountpoint)))
     except OSError:  # a stale FUSE mount cannot be resolved
         pass
     try:
-        points = {point for point, _ in mount_table()}
+        kinds = [kind for point, _, kind in mount_table() if point in wanted]
     except OSError:
-        return os.path.ismount(mountpoint)
-    return not wanted.isdisjoint(points)
+        return "" if os.path.ismount(mountpoint) else None
+    return kinds[-1] if kinds else None
 
 
 def normalize_url(url: str) -> str:
@@ -328,8 +337,13 @@ def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool
 def unmount(mountpoint: str) -> int:
     """Unmount, also a stale mount whose daemon was killed: ``-u``, then lazy ``-uz``."""
     path = os.path.abspath(os.path.expanduser(mountpoint))
-    if not is_mounted(path):
+    kind = mounted_type(path)
+    if kind is None:
         print(f"zarrfs unmount: {path} is not mounted", file=sys.stderr)
+        return 1
+    if kind != FS_TYPE:  # as root, fusermount3 -u would unmount anything
+        print(f"zarrfs unmount: {path} is not a zarrfs mount (it is {kind or 'unknown'}); "
+              f"use umount", file=sys.stderr)
         return 1
     last_error = ""
     for command in _unmount_commands(path):

@@ -23,12 +23,20 @@ log = logging.getLogger(__name__)
 _ESCAPED = re.compile(rb"\\([0-7]{3})")  # mountinfo writes space, tab, newline, \ as octal
 
 
-def mount_table(mountinfo: str = "/proc/self/mountinfo") -> list[tuple[bytes, str]]:
-    """``(mount point, "MAJOR:MINOR")`` for every mount, oldest first; OSError if unreadable."""
+def mount_table(mountinfo: str = "/proc/self/mountinfo") -> list[tuple[bytes, str, str]]:
+    """``(mount point, "MAJOR:MINOR", file system type)`` for every mount, oldest first (the
+    type follows the ``-`` that ends the optional fields: ``fuse.zarrfs`` for ours); OSError if
+    unreadable."""
     with open(mountinfo, "rb") as table:
         lines = table.read().splitlines()
-    return [(_ESCAPED.sub(_unescape, fields[4]), fields[2].decode("ascii", "replace"))
-            for fields in (line.split(b" ") for line in lines) if len(fields) > 4]
+    entries = []
+    for fields in (line.split(b" ") for line in lines):
+        if len(fields) > 4:
+            after = fields.index(b"-", 6) + 1 if b"-" in fields[6:] else len(fields)
+            kind = fields[after].decode("utf8", "replace") if after < len(fields) else ""
+            entries.append((_ESCAPED.sub(_unescape, fields[4]),
+                            fields[2].decode("ascii", "replace"), kind))
+    return entries
 
 
 def _unescape(match: re.Match) -> bytes:
@@ -44,7 +52,7 @@ def mount_device(mountpoint: str, mountinfo: str = "/proc/self/mountinfo") -> st
     target = os.fsencode(os.path.join(os.path.realpath(os.path.dirname(mountpoint)),
                                       os.path.basename(mountpoint)))
     try:
-        devices = [device for point, device in mount_table(mountinfo) if point == target]
+        devices = [device for point, device, _ in mount_table(mountinfo) if point == target]
     except OSError:
         return None
     return devices[-1] if devices else None
