@@ -127,6 +127,7 @@ class ReadAhead:
                 window = _Window(first, stop, buffer, futures)
                 window.failed = True
                 return window
+        file.stats.add("prefetches")  # windows, and their bytes: counted alike
         file.stats.add("prefetch_bytes", (stop - first) * file.itemsize)
         window = _Window(first, stop, buffer, futures)
         header = len(file.prefix)
@@ -181,7 +182,6 @@ class ReadAhead:
         for index in range(stop, min(last, stop + self.ahead)):
             if index not in self._windows:
                 self._windows[index] = self._submit(index, engine.PRIORITY_PREFETCH)
-                self.file.stats.add("prefetches")
 
     def _wait(self, window: _Window) -> bool:
         if window.failed:
