@@ -126,19 +126,25 @@ def test_node_documents(store, mount):
 
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_does_not_wait_for_a_stalled_store(store, mount, http_server, number):
+@pytest.mark.parametrize("array", ["image", "sharded"])
+def test_a_signal_does_not_wait_for_a_stalled_store(store, mount, http_server, zarr_writer,
+                                                    number, array):
     """The store stops answering (30 s per request) while a program reads: the signal ends
-    the reads under way (EIO) and the mount at once, instead of after the store's answer."""
+    the reads under way (EIO) and the mount at once, instead of after the store's answer.
+    Sharded too, where the reads of the file's first windows wait for shard indexes."""
     root, data = store
+    volume = np.arange(16 * 256 * 256, dtype=np.uint16).reshape(16, 256, 256)
+    # 2 MiB shards: a read of the file's first pages wants part of one, so its index first
+    zarr_writer(volume, path="sharded", chunks=(4, 32, 32), shards=(16, 64, 64), root=root)
     server = http_server(root)
     mounted = mount(server.url_for(""))
-    assert (mounted.path / "image" / "data.npy").stat().st_size > 0
+    assert (mounted.path / array / "data.npy").stat().st_size > 0
     server.latency = 30.0
     outcome: dict[str, object] = {}
 
     def read() -> None:
         try:
-            outcome["bytes"] = (mounted.path / "image" / "data.npy").read_bytes()
+            outcome["bytes"] = (mounted.path / array / "data.npy").read_bytes()
         except OSError as error:
             outcome["error"] = error.errno
 

@@ -334,7 +334,10 @@ class ArrayReader:
         chunks; for shards one when every inner chunk of a shard is wanted (the whole shard is
         read), else the indexes first, then the inner chunks (coalesced). Stops early, without
         the rest, once ``token`` is cancelled."""
-        ready, wanted, whole = self._sources(coords_list)
+        stop = (lambda: token.cancelled) if token is not None else None
+        ready, wanted, whole = self._sources(coords_list, stop)
+        if stop is not None and stop():  # while shard indexes were on the way
+            return
         if ready:
             yield list(ready.items())
         requests = [r for _, r in wanted]
@@ -344,7 +347,6 @@ class ArrayReader:
             parts[j].append(i)
         shards, first_shard = list(whole.items()), len(merged)
         merged.extend(ByteRequest(key) for key, _ in shards)
-        stop = (lambda: token.cancelled) if token is not None else None
         for arrived in self.store.stream(merged, stop):
             out = []
             for j, answer in arrived:
@@ -371,8 +373,8 @@ class ArrayReader:
                 path=self.store.url, key=req.key, codec="sharding_indexed")
         return data
 
-    def _sources(self, coords_list) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]],
-                                             dict[str, list]]:
+    def _sources(self, coords_list, stop=None
+                 ) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]], dict[str, list]]:
         """What is known of each chunk before its own bytes are fetched (a missing inner
         chunk, an unreadable index); the request for each other chunk (its object, or its
         byte range in its shard); and the shards to read whole, with their chunks."""
@@ -381,7 +383,7 @@ class ArrayReader:
         by_shard: dict[str, list] = defaultdict(list)
         for c in coords_list:
             by_shard[self.chunk_key(c)].append(c)
-        indexes, whole = self._shard_indexes(by_shard)
+        indexes, whole = self._shard_indexes(by_shard, stop)
         out: dict = {}
         wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
         for key, index in indexes.items():
@@ -443,10 +445,12 @@ class ArrayReader:
         return math.prod(min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid,
                                                                           strict=True))
 
-    def _shard_indexes(self, by_shard: dict[str, list]) -> tuple[dict, dict[str, list]]:
+    def _shard_indexes(self, by_shard: dict[str, list], stop=None
+                       ) -> tuple[dict, dict[str, list]]:
         """Every shard's index (or its error), fetched in one wave where not cached; except
         the shards worth reading whole (async stores, every inner chunk wanted): those come
-        back in the second dict, with their chunks, for the caller to fetch."""
+        back in the second dict, with their chunks, for the caller to fetch. Once ``stop()``,
+        indexes still on the way are errors (ReadCancelled), never taken for absent shards."""
         cps = self._cps
         found: dict = {}
         whole: dict[str, list] = {}
@@ -461,7 +465,7 @@ class ArrayReader:
                 whole[key] = coords
             else:
                 requests.append((key, self.sharding.index_request(key, self.meta.chunk_shape)))
-        fetched = self.store.fetch_each([r for _, r in requests])
+        fetched = self.store.fetch_each([r for _, r in requests], stop)
         for (key, _), data in zip(requests, fetched, strict=True):
             found[key] = data if isinstance(data, ZarrfsError) else self._index(key, data)
         return found, whole

@@ -31,7 +31,7 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from . import gcpause, stats
-from .errors import NodeNotFoundError, StoreError
+from .errors import NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
 
 log = logging.getLogger(__name__)
 
@@ -215,14 +215,17 @@ class Store:
                 raise r
         return out  # type: ignore[return-value]
 
-    def fetch_each(self, requests: Sequence[ByteRequest]) -> list[Fetched | StoreError]:
+    def fetch_each(self, requests: Sequence[ByteRequest],
+                   stop: Callable[[], bool] | None = None) -> list[Fetched | ZarrfsError]:
         """Like :meth:`fetch`, but a failed request gives its StoreError in its place, so one
-        unreadable object does not fail the others."""
-        out: list[Fetched | StoreError] = [None] * len(requests)
-        for arrived in self.stream(requests):
+        unreadable object does not fail the others. ``stop`` as in :meth:`stream`: requests
+        it left unanswered give ReadCancelled (never None, which means absent)."""
+        unanswered = object()
+        out: list = [unanswered] * len(requests)
+        for arrived in self.stream(requests, stop):
             for i, r in arrived:
                 out[i] = r
-        return out
+        return [ReadCancelled(path=self.url) if r is unanswered else r for r in out]
 
     def stream(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
                ) -> Iterator[list[tuple[int, Fetched | StoreError]]]:
