@@ -242,9 +242,19 @@ def test_errors_as_subprocess_are_one_line(tmp_path):
                            str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "step" in proc.stderr
-    proc = subprocess.run([*cmd, "--debug", "info", str(tmp_path / "nope.zarr")],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1 and "Traceback" in proc.stderr
+    for flags in (["--debug", "info", str(tmp_path / "nope.zarr")],
+                  ["info", str(tmp_path / "nope.zarr"), "--debug"]):  # before or after
+        proc = subprocess.run([*cmd, *flags], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and "Traceback" in proc.stderr, flags
+
+
+def test_verbose_goes_before_or_after_the_command():
+    from zarrfs.cli import build_parser
+
+    for argv, verbose in ((["-v", "-v", "tree", "x"], 2), (["tree", "x", "-vv"], 2),
+                          (["tree", "x"], 0), (["mount", "x", "y", "-v"], 1)):
+        assert build_parser().parse_args(argv).verbose == verbose, argv
+    assert build_parser().parse_args(["get", "x", "[0]", "-o", "y.npy", "--debug"]).debug
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):

@@ -193,8 +193,14 @@ def cmd_get(args) -> int:
 
 # ----------------------------------------------------------------- parser
 def common_parser() -> argparse.ArgumentParser:
-    """The storage-option flags every command that opens a store takes."""
+    """The flags every command that opens a store takes: storage options, and ``-v`` /
+    ``--debug`` after the command as well as before it."""
     common = argparse.ArgumentParser(add_help=False)
+    output = common.add_argument_group("output")  # also before the command (main parser)
+    output.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="log more")
+    output.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks of errors")
     group = common.add_argument_group("storage options")
     group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")
     group.add_argument("--endpoint-url", metavar="URL", help="S3-compatible endpoint")
