@@ -69,6 +69,37 @@ def test_unknown_v3_codec_and_dtype(tmp_path):
         zarrfs.open(str(tmp_path / "a"))
 
 
+V3 = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+      "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+      "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}
+
+
+@pytest.mark.parametrize(("document", "error", "words"), [
+    ({**V3, "codecs": [{"name": "bytes"}, {"name": "mystery"}]}, engine.UnknownCodecError,
+     "unknown codec 'mystery'; zarrfs knows blosc"),
+    ({**V3, "data_type": "int3"}, engine.UnknownDataTypeError, "int3"),
+    ({**V3, "codecs": [{"name": "transpose", "configuration": {"order": [1]}},
+                       {"name": "bytes"}]}, engine.MetadataError, "transpose"),
+    ({**V3, "codecs": [{"name": "bytes", "configuration": {"endian": "middle"}}]},
+     engine.MetadataError, "endian"),
+    ({**BASE, "compressor": {"id": "fancyzip"}}, engine.UnknownCodecError, "fancyzip"),
+    ({**BASE, "dtype": "<q9"}, engine.UnknownDataTypeError, "q9"),
+], ids=["v3 codec", "v3 data type", "transpose order", "endian", "v2 codec", "v2 dtype"])
+def test_metadata_errors_name_the_document(tmp_path, document, error, words):
+    """What the CLI, the mount's log and the viewer show is the message: it names the
+    document it is about, whichever part of the parser raised."""
+    name = "zarr.json" if document["zarr_format"] == 3 else ".zarray"
+    (tmp_path / "arr").mkdir()
+    (tmp_path / "arr" / name).write_text(json.dumps(document))
+    with pytest.raises(error) as err:
+        zarrfs.open(str(tmp_path / "arr"))
+    assert str(err.value).startswith(f"{tmp_path / 'arr' / name}: ")
+    assert words in str(err.value)
+    with pytest.raises(error) as err:  # a child, opened through its group
+        zarrfs.open(str(tmp_path))["arr"]
+    assert f"{tmp_path / 'arr' / name}: " in str(err.value)
+
+
 def test_must_understand(tmp_path):
     doc = {"zarr_format": 3, "node_type": "group", "attributes": {}, "future": {"x": 1}}
     (tmp_path / "g").mkdir()

@@ -90,7 +90,8 @@ def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
         return numcodecs_codec(name[len("numcodecs."):], config, path=path)
     if factory is None:
         raise UnknownCodecError(
-            f"unknown codec {name!r}; zarrfs knows {', '.join(sorted(REGISTRY))}",
+            f"unknown codec {name!r}; zarrfs knows {', '.join(sorted(REGISTRY))} and "
+            f"numcodecs.<id> for any numcodecs codec",
             codec=name, path=path)
     return factory.from_config(config, path=path)
 

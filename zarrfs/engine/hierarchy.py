@@ -361,10 +361,15 @@ class Array(Node):
 
 @contextmanager
 def _malformed(where: str) -> Iterator[None]:
-    """Translates what a parser raises on a document of the wrong shape into MetadataError."""
+    """Translates what a parser raises on a document of the wrong shape into MetadataError;
+    the engine's own errors get the document's name in front, where their message lacks it."""
     try:
         yield
-    except ZarrfsError:
+    except ZarrfsError as exc:
+        named = exc.path or where
+        if named not in exc.message:
+            exc.message = f"{named}: {exc.message}"
+            exc.args = (exc.message,)
         raise
     except _MALFORMED as exc:
         raise MetadataError(f"{where}: malformed metadata ({type(exc).__name__}: {exc})",
