@@ -454,3 +454,14 @@ def test_new_errors_as_subprocess_are_one_line(zarr_writer, tmp_path):
                               text=True, timeout=120)
         assert proc.returncode == status and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("dtype", ["c8", ">c16"])
+def test_get_writes_complex_tiff_as_the_mount_offers_it(zarr_writer, tmp_path, dtype):
+    values = (np.arange(12) - 1j * np.arange(12) ** 2).astype(dtype).reshape(3, 4)
+    w = zarr_writer(values, path="z")
+    out = tmp_path / "z.tif"
+    assert main(["get", str(w.location), "[...]", "-o", str(out)]) == 0
+    got = tifffile.imread(out)
+    assert got.dtype == np.dtype(dtype).newbyteorder("=")
+    np.testing.assert_array_equal(got, values)

@@ -103,7 +103,7 @@ def _write_tiff(data: np.ndarray, path: Path) -> None:
     if data.ndim < 2:
         raise OutputError(f"TIFF needs a 2-D selection (or a stack of planes), got shape "
                           f"{data.shape}")
-    if data.dtype.kind not in "biuf":
+    if data.dtype.kind not in "biufc" or data.dtype.fields is not None:  # as the mount offers
         raise OutputError(f"TIFF cannot hold {data.dtype} data; use .npy")
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
