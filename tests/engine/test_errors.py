@@ -322,3 +322,20 @@ def test_numcodecs_vlen_codecs_check_the_item_count_too(codec_id):
     for codec in (numcodecs_codec(codec_id, config), v2_codec({"id": codec_id, **config})):
         with pytest.raises(engine.ChunkDecodeError, match="4294967280 items"):
             codec.decode(corrupt, spec)
+
+
+@pytest.mark.parametrize(("text", "nbytes"), [("1G", 1 << 30), ("64MiB", 64 << 20),
+                                              ("1048576", 1 << 20), ("lots", 512 << 20)])
+def test_the_cache_budget_from_the_environment_takes_sizes(text, nbytes):
+    """``ZARRFS_CACHE_BYTES=1G`` is 1 GiB, as ``-o cache_size=1G`` is; a value that is not a
+    size keeps the default and says so."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import zarrfs.engine as e; print(e.cache_info()['capacity'])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={**os.environ, "ZARRFS_CACHE_BYTES": text},
+                            check=True)
+    assert int(result.stdout) == nbytes
+    assert ("not a size: 'lots'" in result.stderr) == (text == "lots")

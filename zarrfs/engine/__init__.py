@@ -62,7 +62,8 @@ Process-wide
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
-    prints; ``human_size(nbytes)``: sizes as the CLI, the mount and the viewer show them.
+    prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
+    the viewer show and take them.
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -90,7 +91,8 @@ from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multisc
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .scheduler import cancel_all as cancel_all_reads
-from .summary import format_summary, human_size, summary
+from .sizes import human_size, parse_size
+from .summary import format_summary, summary
 
 
 def stats() -> dict:
@@ -112,6 +114,7 @@ __all__ = [
     "human_size",
     "levels",
     "multiscales",
+    "parse_size",
     "summary",
     "ChunkEvent",
     "Group",

@@ -8,6 +8,7 @@ or :func:`set_cache_size`.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -16,14 +17,21 @@ from collections.abc import Hashable
 import numpy as np
 
 from . import stats
+from .sizes import human_size, parse_size
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BYTES = 512 * 2**20
 
 
 def _default_capacity() -> int:
+    text = os.environ.get("ZARRFS_CACHE_BYTES")
+    if text is None:
+        return DEFAULT_BYTES
     try:
-        return int(os.environ.get("ZARRFS_CACHE_BYTES", DEFAULT_BYTES))
-    except ValueError:
+        return parse_size(text)
+    except ValueError as exc:
+        log.warning("ZARRFS_CACHE_BYTES: %s; using %s", exc, human_size(DEFAULT_BYTES))
         return DEFAULT_BYTES
 
 

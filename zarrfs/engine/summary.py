@@ -15,17 +15,7 @@ import numpy as np
 
 from .errors import ZarrfsError
 from .ome import multiscales
-
-
-def human_size(n: int | None) -> str:
-    if n is None:
-        return "unknown"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"  # pragma: no cover
+from .sizes import human_size
 
 
 def json_scalar(value):

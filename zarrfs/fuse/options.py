@@ -8,9 +8,10 @@ for an /etc/fstab line, so options that belong to mount(8) itself (``ro``, ``noa
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from zarrfs.engine import parse_size
 
 #: The store is an immutable snapshot by default: the kernel may keep attributes, names and pages
 #: this long (seconds). ``ttl=`` shortens it when the data can change under the mount.
@@ -56,9 +57,6 @@ SYSTEM_OPTIONS = frozenset(
 )
 SYSTEM_PREFIXES = ("x-", "comment=", "helper=", "context=")
 
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
 @dataclass(frozen=True)
 class MountOptions:
     """Everything ``-o`` can say. Field names are the option names."""
@@ -92,14 +90,6 @@ class MountOptions:
     def keep_page_cache(self) -> bool:
         """Keep the kernel page cache across opens: only while the store is a snapshot."""
         return self.ttl is None
-
-
-def parse_size(text: str) -> int:
-    """``"512M"`` -> bytes; K/M/G/T are powers of 1024, an optional trailing ``B`` or ``iB``."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*", text, re.IGNORECASE)
-    if not match:
-        raise ValueError(f"not a size: {text!r} (examples: 1048576, 512M, 2G)")
-    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
 def _parse_bool(text: str) -> bool:
