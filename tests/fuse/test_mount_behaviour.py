@@ -247,6 +247,23 @@ def test_the_daemon_logs_each_line_once_and_errors_in_one_line(store, tmp_path):
     assert len(lines) == len(set(lines)), lines  # the command line's stderr handler is gone
 
 
+def test_a_failing_chunk_is_logged_once(store, mount):
+    """One line naming the array and the chunk key, however often the kernel and the reader
+    ask again for the pages of a chunk that cannot be decoded."""
+    root, _ = store
+    chunk = Path(root) / "image" / "c" / "1" / "2"
+    chunk.write_bytes(b"not zstd" * 10)
+    mounted = mount(root)
+    for _ in range(3):
+        with pytest.raises(OSError) as caught:
+            (mounted.path / "image" / "data.raw").read_bytes()
+        assert caught.value.errno == errno.EIO
+    lines = [line for line in (mounted.path / ".zarrfs" / "log").read_text().splitlines()
+             if "c/1/2" in line]
+    assert len(lines) == 1, lines
+    assert "image" in lines[0] and "EIO" in lines[0]
+
+
 def test_mount_error_reaches_the_caller(tmp_path):
     target = tmp_path / "mnt"
     target.mkdir()

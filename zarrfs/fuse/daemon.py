@@ -322,6 +322,9 @@ def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool
     for handler in [h for h in root.handlers if type(h) is logging.StreamHandler]:
         root.removeHandler(handler)
     root.addHandler(ring)
+    # a chunk that fails is logged once by the mount, naming the array and key (``errnos``);
+    # the engine's own line for it would be a second
+    logging.getLogger("zarrfs.engine.reader").setLevel(logging.ERROR)
     formatter = logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     if log_file:
         handler: logging.Handler = logging.FileHandler(log_file)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import threading
+import time
 
 import zarrfs.engine as engine
 
@@ -94,12 +96,32 @@ def fuse_errors(operation):
     return wrapper
 
 
+#: seconds during which the same failure (node, chunk, message) is logged once: the kernel
+#: asks again for pages a failed read left out, and readers retry
+REPEAT_QUIET = 10.0
+_logged: dict[tuple, float] = {}
+_logged_lock = threading.Lock()
+
+
+def _first_in_a_while(what: tuple) -> bool:
+    now = time.monotonic()
+    with _logged_lock:
+        if now - _logged.get(what, -REPEAT_QUIET) < REPEAT_QUIET:
+            return False
+        if len(_logged) > 1000:
+            _logged.clear()
+        _logged[what] = now
+        return True
+
+
 def _log_failure(operation: str, path: str, error: BaseException, number: int) -> None:
     if number in (errno.ENOENT, errno.ENOTDIR, errno.EROFS, errno.EISDIR):
         return  # ordinary answers, not failures
     if isinstance(error, engine.ReadCancelled):  # the mount is stopping (``daemon``)
         log.info("%s %s: %s: the mount is stopping", operation, path, errno.errorcode[number])
     elif isinstance(error, engine.ZarrfsError):
+        if not _first_in_a_while((error.path, error.key, error.message)):
+            return
         where = f"array {error.path!r} chunk {error.key!r}" if error.key else f"node {error.path!r}"
         log.error(
             "%s %s: %s (%s): %s", operation, path, errno.errorcode[number], where, error.message
