@@ -85,7 +85,8 @@ def test_errors_are_one_line(store, tmp_path, capsys):
         main(["get", str(root / "g" / "vol"), "[1, ", "-o", str(tmp_path / "x.npy")])
     assert exit_.value.code == 2
     assert main(["get", str(root / "g" / "vol"), "[99]", "-o", str(tmp_path / "x.npy")]) == 1
-    assert "out of bounds" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "out of bounds" in err and f"{root / 'g' / 'vol'}: selection [99]: " in err
     assert main(["get", str(root / "g" / "vol"), "[...]", "-o", str(tmp_path / "x.csv")]) == 1
     assert "CSV" in capsys.readouterr().err
 

@@ -184,7 +184,13 @@ def cmd_get(args) -> int:
     if suffix not in (".npy", ".tif", ".tiff", ".csv"):
         raise UsageError(f"unsupported output {out.name!r}: use .npy, .tif or .csv")
     progress = args.progress or sys.stderr.isatty()
-    data = read_selection(arr, selection, progress=progress)
+    from zarrfs.engine import SelectionError
+
+    try:
+        data = read_selection(arr, selection, progress=progress)
+    except SelectionError as exc:  # out of range for this array: say which array
+        exc.message = f"{args.url}: selection {args.selection}: {exc.message}"
+        raise
     data = write_output(data, out, suffix)
     print(f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
           file=sys.stderr)

@@ -3,6 +3,7 @@ names, the virtual tree over a fake array, the errno table, generated formats.""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import io
 import subprocess
@@ -156,6 +157,12 @@ def test_options_parse_and_drop_system_options():
     assert [parse_mount_options([f"push_pages={v}"]).push_pages for v in ("yes", "no", "")] \
         == [True, False, True]
     assert MountOptions().push_pages
+    for item in ("so.foo", "so.", "so.=1"):
+        with pytest.raises(ValueError, match="needs a key and a value"):
+            parse_mount_options([item])
+    from zarrfs.fuse.options import option_names  # what --help lists: every field but one
+    fields = {f.name for f in dataclasses.fields(MountOptions)} - {"storage"}
+    assert set(option_names()) == fields | {"so.KEY=VALUE"}
 
 
 def test_threads_single_for_local_stores_pool_for_network_stores():

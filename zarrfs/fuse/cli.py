@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .options import option_names
+
 
 def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
     mount = subparsers.add_parser(
@@ -26,11 +28,8 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="OPT[,OPT...]",
-        help="mount options: ttl=SECONDS, png, csv, prefetch=SIZE, threads=auto|single|multi, "
-        "cache_size=SIZE, allow_other, uid=N, gid=N, consolidated=yes|no|auto, log_level=LEVEL, "
-        "anon, "
-        "endpoint_url=URL, so.KEY=VALUE; mount(8)'s own options (ro, noauto, _netdev ...) "
-        "are ignored",
+        help=f"mount options (README: 'Mount options'): {', '.join(option_names())}; "
+        "mount(8)'s own options (ro, noauto, _netdev ...) are ignored",
     )
     mount.add_argument(
         "-f", "--foreground", action="store_true", help="stay in the foreground (logs to stderr)"

@@ -150,6 +150,11 @@ _PARSERS = {
 }
 
 
+def option_names() -> list[str]:
+    """Every option ``-o`` takes, for help texts."""
+    return sorted(_PARSERS) + ["so.KEY=VALUE"]
+
+
 def split_option_strings(option_strings: Iterable[str]) -> list[str]:
     """``["a,b=1", "c"]`` -> ``["a", "b=1", "c"]`` (``-o`` may be given several times)."""
     return [item.strip() for text in option_strings for item in text.split(",") if item.strip()]
@@ -168,7 +173,9 @@ def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
             continue
         name, has_value, raw = item.partition("=")
         name = name.strip()
-        if name.startswith("so.") and has_value:  # the key as fsspec spells it, "-" and all
+        if name.startswith("so."):  # the key as fsspec spells it, "-" and all
+            if not has_value or len(name) == 3:
+                raise ValueError(f"mount option {name!r} needs a key and a value: so.KEY=VALUE")
             storage.append((name[3:], raw))
             continue
         name = name.replace("-", "_")
