@@ -71,6 +71,31 @@ def test_sharded_read_fetches_only_needed_inner_chunks(zarr_writer):
         engine.set_cache_size(512 * 2**20)
 
 
+def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
+    """Reading every chunk of a local sharded array reads each shard's bytes once: decode
+    tasks take chunks shard by shard. In plain C order of chunk coordinates, one task took a
+    z-layer of several shards and another the next layer; zarr-python stores inner chunks in
+    Morton order, so both tasks' ranges spanned each shard, and the read fetched 1.9x what
+    was stored."""
+    from zarrfs.engine import scheduler
+
+    monkeypatch.setattr(scheduler, "decode_workers", lambda: 2)  # 16 chunks per task here
+    data = _volume((8, 512, 512))  # 4 MiB: read by tasks of the pool, not inline
+    w = zarr_writer(data, chunks=(2, 128, 128), shards=(4, 256, 256), zarr_format=3)
+    stored = sum(f.stat().st_size for f in (w.root / "array" / "c").rglob("*") if f.is_file())
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.set_cache_size(0)
+    try:
+        engine.reset_stats()
+        np.testing.assert_array_equal(arr[...], data)
+        got = engine.stats()
+        assert got["chunks_decoded"] == 64
+        assert got["requests"] == 2 * 8  # per shard: its index, then one range of its chunks
+        assert got["bytes_fetched"] <= stored
+    finally:
+        engine.set_cache_size(512 * 2**20)
+
+
 def test_missing_chunks_read_fill(zarr_writer):
     data = np.full((40, 40), 7.5, dtype="f4")
     data[:10, :10] = np.arange(100).reshape(10, 10)

@@ -79,6 +79,11 @@ class ArrayReader:
             chunk_coords = tuple(c // n for c, n in zip(chunk_coords, self._cps, strict=True))
         return self._prefix + self.meta.chunk_key_encoding.key(chunk_coords)
 
+    def _shard_major(self, coords: tuple[int, ...]) -> tuple:
+        if not self.sharding:
+            return coords
+        return tuple(i // n for i, n in zip(coords, self._cps, strict=True)) + coords
+
     def _cache_key(self, coords: tuple[int, ...]) -> tuple:
         return (self.store.url, self.path, coords)
 
@@ -104,7 +109,10 @@ class ArrayReader:
         if not pending:
             return
         token.check(self.path)
-        pending.sort()  # C order: batches stay within shards
+        # shard by shard (C order within): a task's chunks then share shards, each of which
+        # is read in one range (in plain C order, a task of one z-layer took half of each of
+        # several shards, and two tasks each read a range spanning every shard's middle)
+        pending.sort(key=self._shard_major)
         inflight = scheduler.inflight
         owned, waited = inflight.claim([self._cache_key(c) for c in pending])
         mine = [pending[i] for i in owned]
