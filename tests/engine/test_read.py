@@ -96,6 +96,36 @@ def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
         engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.parametrize(("values", "codec"), [
+    (np.arange(-50, 50, dtype="<i2").reshape(10, 10), "astype"),
+    (np.linspace(-1, 1, 100).reshape(10, 10), "astype to f4"),
+    (np.arange(100).reshape(10, 10) % 3 == 0, "packbits"),
+    (np.arange(7) % 2 == 1, "packbits"),
+])
+def test_v3_numcodecs_filters_that_change_the_stored_type(tmp_path, values, codec):
+    """zarr-python's v3 numcodecs.astype stores ``encode_dtype``; numcodecs.packbits stores
+    one uint8 of padding count plus a bit per element: the ``bytes`` codec must decode that,
+    not the array's own type and shape (both failed with 'chunk holds N bytes')."""
+    import warnings
+
+    import zarr
+    from zarr.codecs import numcodecs as znc
+
+    stored = {"astype": "<i4", "astype to f4": "<f4"}.get(codec)
+    filters = [znc.PackBits()] if codec == "packbits" else \
+        [znc.AsType(encode_dtype=stored, decode_dtype=values.dtype.str)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numcodecs codecs have no Zarr v3 specification
+        arr = zarr.create_array(str(tmp_path / "a.zarr"), shape=values.shape, dtype=values.dtype,
+                                chunks=tuple(max(1, s // 2) for s in values.shape),
+                                filters=filters, compressors=None, fill_value=0)
+        arr[...] = values
+        expected = zarr.open_array(str(tmp_path / "a.zarr"))[...]
+    got = zarrfs.open(str(tmp_path / "a.zarr"))[...]
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_missing_chunks_read_fill(zarr_writer):
     data = np.full((40, 40), 7.5, dtype="f4")
     data[:10, :10] = np.arange(100).reshape(10, 10)

@@ -78,8 +78,16 @@ class NumcodecsArray(_Wrapped):
     kind = "array_array"
 
     def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        astype = self.configuration.get("astype")
-        return replace(spec, dtype=np.dtype(astype)) if astype else spec
+        """The chunk as stored, after this filter encoded it (what zarr-python's numcodecs
+        codecs say): ``packbits`` makes one uint8 of padding count plus a bit per element;
+        ``astype`` stores ``encode_dtype``; the others store ``astype`` where given."""
+        config = self.configuration
+        if self.name == "numcodecs.packbits":
+            return replace(spec, shape=(1 + math.ceil(math.prod(spec.shape) / 8),),
+                           dtype=np.dtype("u1"))
+        stored = config.get("encode_dtype") if self.name == "numcodecs.astype" else \
+            config.get("astype")
+        return replace(spec, dtype=np.dtype(stored)) if stored else spec
 
     def decode(self, data, spec):
         out = ensure_ndarray_like(self.impl.decode(np.ascontiguousarray(data)))
