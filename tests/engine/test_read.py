@@ -126,6 +126,23 @@ def test_v3_numcodecs_filters_that_change_the_stored_type(tmp_path, values, code
     np.testing.assert_array_equal(got, expected)
 
 
+def test_an_array_rewritten_under_its_url_never_reads_the_old_chunks(tmp_path):
+    """Chunks decoded for one metadata are not served to an array opened again after another
+    writer replaced it (new type, new chunks): the shared cache is keyed by the metadata too."""
+    import zarr
+
+    where = str(tmp_path / "a.zarr")
+    zarr.create_array(where, shape=(6,), chunks=(3,), dtype="i2", fill_value=0)[...] = \
+        np.arange(6, dtype="i2")
+    np.testing.assert_array_equal(zarrfs.open(where)[...], np.arange(6))  # now cached
+    new = np.arange(6, dtype="f4") / 2
+    zarr.create_array(where, shape=(6,), chunks=(2,), dtype="f4", fill_value=0,
+                      overwrite=True)[...] = new
+    got = zarrfs.open(where)[...]
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, new)
+
+
 def test_missing_chunks_read_fill(zarr_writer):
     data = np.full((40, 40), 7.5, dtype="f4")
     data[:10, :10] = np.arange(100).reshape(10, 10)

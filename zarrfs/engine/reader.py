@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import hashlib
 import logging
 import math
 import threading
@@ -71,6 +72,11 @@ class ArrayReader:
         self.spec = ChunkSpec(self.chunk_shape, meta.data_type.stored_dtype, meta.order,
                               meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill)
         self._prefix = f"{path}/" if path else ""
+        # cached chunks and shard indexes belong to this metadata: an array rewritten under
+        # the same URL (read again after open()) must never meet chunks decoded for the old
+        # one (an int16 chunk of 3 was placed into a float32 array of chunks of 2)
+        self._identity = (store.url, path,
+                          hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest())
 
     # ----------------------------------------------------------------- keys
     def chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
@@ -85,7 +91,7 @@ class ArrayReader:
         return tuple(i // n for i, n in zip(coords, self._cps, strict=True)) + coords
 
     def _cache_key(self, coords: tuple[int, ...]) -> tuple:
-        return (self.store.url, self.path, coords)
+        return (*self._identity, coords)
 
     # ----------------------------------------------------------------- read
     def execute(self, targets: list[Target], *, token: scheduler.CancelToken | None = None,
@@ -226,7 +232,7 @@ class ArrayReader:
         raw = located if located is not None else self._locate(batch)  # errors per chunk
         first: BaseException | None = None
         t0, decoded = time.perf_counter(), 0
-        url, path, publish = self.store.url, self.path, scheduler.inflight.publish
+        key, publish = self._cache_key, scheduler.inflight.publish
         direct = self._decoded_dtype is not None
         for coords in batch:
             if token.cancelled:
@@ -254,9 +260,9 @@ class ArrayReader:
                         share = np.copy
                     else:
                         if keep:
-                            cache.chunks.put((url, path, coords), value)
+                            cache.chunks.put(key(coords), value)
                         self._place(value, targets, on_chunk)
-            publish((url, path, coords), value, share)
+            publish(key(coords), value, share)
             done.add(coords)
         stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
         if first is not None:
@@ -443,7 +449,7 @@ class ArrayReader:
             exc.message = f"shard index of {key!r}: {exc.message}"
             exc.args = (exc.message,)
             return exc
-        cache.shard_indexes.put((self.store.url, key), index)
+        cache.shard_indexes.put((*self._identity, key), index)
         return index
 
     def _inner_count(self, key_coords: tuple[int, ...]) -> int:
@@ -464,7 +470,7 @@ class ArrayReader:
         whole: dict[str, list] = {}
         requests: list[tuple[str, ByteRequest]] = []
         for key, coords in by_shard.items():
-            known, index = cache.shard_indexes.lookup((self.store.url, key))
+            known, index = cache.shard_indexes.lookup((*self._identity, key))
             if known:
                 found[key] = index
                 continue
