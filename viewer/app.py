@@ -65,7 +65,8 @@ def is_idle(window) -> bool:
         return False
     if window.stack.currentWidget() is window.image and window.image.busy:
         return False
-    if window.stack.currentWidget() is window.line and window.line.busy:
+    current = window.stack.currentWidget()
+    if any(current is view and view.busy for view in (window.line, window.scalar, window.table)):
         return False
     return window.root is not None or bool(window.message_bar.messages())
 
@@ -115,6 +116,16 @@ def run(url: str | None = None, storage_options: dict | None = None, *, node: st
     from .main_window import MainWindow
 
     window = MainWindow()
+    try:
+        return _run_window(app, window, url, storage_options, node=node, indices=indices,
+                           screenshot=screenshot, timeout=timeout, size=size)
+    finally:
+        # the process is ending: no read may keep it waiting for a slow or stalled store
+        engine.cancel_all_reads()
+
+
+def _run_window(app, window, url, storage_options, *, node, indices, screenshot, timeout,
+                size) -> int:
     if size:
         window.resize(*size)
     window.show()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 logger = logging.getLogger(__name__)
 
@@ -28,20 +29,25 @@ def parse_size(text: str) -> tuple[int, int]:
     return w, h
 
 
-def parse_bytes(text: str) -> int:
-    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-    text = text.strip().lower().removesuffix("ib").removesuffix("b")
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)
+def parse_cache_size(text: str) -> int:
+    """``--cache-size``: sizes as the rest of zarrfs takes them (``engine.parse_size``)."""
+    import zarrfs.engine as engine
+
+    try:
+        return engine.parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def storage_options_from(args: argparse.Namespace, url: str | None = None) -> dict:
     """The storage options of the shared flags, parsed by ``zarrfs.cli`` as for every
     command (``url`` is accepted for callers that pass it; the flags alone decide)."""
-    from zarrfs.cli import storage_options_from_args
+    from zarrfs.cli import UsageError, storage_options_from_args
 
-    return storage_options_from_args(args)
+    try:
+        return storage_options_from_args(args)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
@@ -60,7 +66,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
                         help="seconds to wait for loading in --screenshot mode (default 60)")
     parser.add_argument("--size", type=parse_size, metavar="WxH",
                         help="window size, e.g. 1600x1000")
-    parser.add_argument("--cache-size", type=parse_bytes, metavar="BYTES",
+    parser.add_argument("--cache-size", type=parse_cache_size, metavar="BYTES",
                         help="decoded-chunk cache budget, e.g. 2G (default: engine's)")
     parser.set_defaults(func=run_view, handler=run_view)
     return parser
@@ -70,13 +76,13 @@ def run_view(args: argparse.Namespace) -> int:
     try:
         options = storage_options_from(args, args.url)
     except ValueError as exc:
-        print(f"zarrfs view: {exc}")
+        print(f"zarrfs view: {exc}", file=sys.stderr)
         return 2
     try:
         from . import app
     except ImportError as exc:
         print(f"zarrfs view: the viewer needs PySide6 and pyqtgraph "
-              f"(pip install 'zarrfs[viewer]'): {exc}")
+              f"(pip install 'zarrfs[viewer]'): {exc}", file=sys.stderr)
         return 2
     url = args.url
     if url and "://" not in url and "::" not in url:
@@ -93,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--anon", action="store_true", help="anonymous access")
     common.add_argument("--endpoint-url", help="S3-compatible endpoint URL")
     common.add_argument("--profile", help="credentials profile")
-    common.add_argument("-O", "--option", action="append", default=[], metavar="KEY=VALUE",
+    common.add_argument("-O", "--option", dest="storage_option", action="append", default=[],
+                        metavar="KEY=VALUE",
                         help="a storage option (repeatable)")
     parser = argparse.ArgumentParser(prog="zarrfs")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -22,7 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import transforms
+import zarrfs.engine as engine
+
+from . import messages, transforms
 from .axis_controls import AxisControls
 from .chunk_grid import ChunkGridItem
 from .plane_controller import PlaneController
@@ -161,7 +163,11 @@ class ImageView(QWidget):
                                complex_mode=self.complex_combo.currentText(),
                                show_chunk_grid=self.grid_check.isChecked())
         if indices:
-            self.state.set_indices(indices)
+            try:
+                self.state.set_indices(indices)
+            except IndexError as exc:  # --index does not fit this array: say so, show plane 0
+                self.message.emit(messages.describe(engine.SelectionError(str(exc)),
+                                                    node=node_path))
         self.field_combo.blockSignals(True)
         self.field_combo.clear()
         self.field_combo.addItems(fields)

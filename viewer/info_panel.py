@@ -9,6 +9,7 @@ background and filled in when it arrives.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 
@@ -36,16 +37,28 @@ human_size = engine.human_size  # one formatting of sizes for the CLI, the mount
 logger = logging.getLogger(__name__)
 
 
-def jsonable(value):
-    """Anything the engine returns (dataclasses, NumPy scalars, tuples) as plain JSON values."""
+MAX_DEPTH = 64        # tree levels shown; deeper ones are one "…" row
+JSON_DEPTH = 100      # deeper values become "…" (600 levels overflowed the stack)
+MAX_ITEMS = 200       # children shown per object or list, then a "… N more" row
+MAX_RAW_CHARS = 200_000  # raw JSON beyond this is cut (3 MB froze the GUI for seconds)
+ELLIPSIS = "…"
+
+
+def jsonable(value, depth: int = 0):
+    """Anything the engine returns (dataclasses, NumPy scalars, tuples) as plain JSON values;
+    values nested deeper than ``JSON_DEPTH`` become ``"…"``."""
+    if depth > JSON_DEPTH:
+        return ELLIPSIS
+    deeper = depth + 1
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: jsonable(getattr(value, f.name), deeper)
+                for f in dataclasses.fields(value)}
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
+        return [jsonable(v, deeper) for v in value]
     if isinstance(value, np.generic):
-        return jsonable(value.item())
+        return jsonable(value.item(), depth)
     if isinstance(value, bytes):
         return value.decode("utf-8", "backslashreplace")
     if isinstance(value, float) and not np.isfinite(value):
@@ -53,26 +66,42 @@ def jsonable(value):
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     if hasattr(value, "__dict__"):
-        return {k: jsonable(v) for k, v in vars(value).items() if not k.startswith("_")}
+        return {k: jsonable(v, deeper) for k, v in vars(value).items() if not k.startswith("_")}
     return str(value)
 
 
-def fill_json_tree(parent: QTreeWidgetItem | QTreeWidget, key: str, value) -> QTreeWidgetItem:
-    """Add ``key: value`` under ``parent``, recursively, objects and lists expandable."""
+def dumps(value, indent: int | None = None) -> str:
+    """JSON as people read it: non-ASCII text as itself, not ``\\uXXXX`` escapes."""
+    return json.dumps(value, indent=indent, ensure_ascii=False)
+
+
+def raw_text(value) -> str:
+    """``value`` as indented JSON, cut after ``MAX_RAW_CHARS`` characters."""
+    text = dumps(value, indent=2)
+    if len(text) <= MAX_RAW_CHARS:
+        return text
+    return f"{text[:MAX_RAW_CHARS]}\n{ELLIPSIS} ({len(text) - MAX_RAW_CHARS} more characters)"
+
+
+def fill_json_tree(parent: QTreeWidgetItem | QTreeWidget, key: str, value,
+                   depth: int = 0) -> QTreeWidgetItem:
+    """Add ``key: value`` under ``parent``, objects and lists expandable: at most
+    ``MAX_ITEMS`` children each and ``MAX_DEPTH`` levels, so any document shows quickly."""
     item = QTreeWidgetItem([key, ""])
     if isinstance(value, list) and len(value) <= 16 and all(
             not isinstance(v, dict | list) for v in value):
-        item.setText(1, json.dumps(value))
-    elif isinstance(value, dict):
-        item.setText(1, f"{{{len(value)}}}")
-        for k, v in value.items():
-            fill_json_tree(item, str(k), v)
-    elif isinstance(value, list):
-        item.setText(1, f"[{len(value)}]")
-        for i, v in enumerate(value):
-            fill_json_tree(item, str(i), v)
+        item.setText(1, dumps(value))
+    elif isinstance(value, dict | list) and depth >= MAX_DEPTH:
+        item.setText(1, ELLIPSIS)
+    elif isinstance(value, dict | list):
+        pairs = value.items() if isinstance(value, dict) else enumerate(value)
+        item.setText(1, f"{{{len(value)}}}" if isinstance(value, dict) else f"[{len(value)}]")
+        for k, v in itertools.islice(pairs, MAX_ITEMS):
+            fill_json_tree(item, str(k), v, depth + 1)
+        if len(value) > MAX_ITEMS:
+            item.addChild(QTreeWidgetItem([f"{ELLIPSIS} {len(value) - MAX_ITEMS} more", ""]))
     else:
-        item.setText(1, json.dumps(value))
+        item.setText(1, dumps(value))
     if isinstance(parent, QTreeWidget):
         parent.addTopLevelItem(item)
     else:
@@ -192,10 +221,14 @@ class InfoPanel(QWidget):
             rows += ome_facts(ome_source)
         self._fill_summary(rows)
         self.attributes.clear()
-        for key, value in jsonable(node.attrs or {}).items():
+        attrs = jsonable(node.attrs or {})
+        for key, value in itertools.islice(attrs.items(), MAX_ITEMS):
             fill_json_tree(self.attributes, key, value)
+        if len(attrs) > MAX_ITEMS:
+            self.attributes.addTopLevelItem(
+                QTreeWidgetItem([f"{ELLIPSIS} {len(attrs) - MAX_ITEMS} more", ""]))
         self.attributes.expandToDepth(0)
-        self.raw.setPlainText(json.dumps(jsonable(node.stored_metadata), indent=2))
+        self.raw.setPlainText(raw_text(jsonable(node.stored_metadata)))
         if is_array and not is_remote(node_url_of(node, store_url)):
             self.compute_stored_size()
         elif is_array:

@@ -1,9 +1,10 @@
 """Submit a plane's tiles to the engine in the background, and drop what became stale.
 
-Each :class:`~viewer.tiles.PlaneRequest` carries a generation. Submitting a new one cancels the
-futures of the previous one; chunk events that still arrive for an old generation are counted and
-dropped, never drawn. The engine calls ``on_chunk`` from its worker threads; the event crosses to
-the GUI thread through a queued signal. A tile is complete when every chunk it touches has
+Each :class:`~viewer.tiles.PlaneRequest` carries a generation, unique in the process (see
+``view_state.next_generation``: events of another array's request never match). Submitting a
+new one cancels the futures of the previous one; chunk events that still arrive for an old
+generation are counted and dropped, never drawn. The engine calls ``on_chunk`` from its worker
+threads; the event crosses to the GUI thread through a queued signal. A tile is complete when every chunk it touches has
 reported, or (as a safety net) when its future is done.
 """
 
@@ -17,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from . import messages
 from .tasks import gui_handle, init_relay, post_to_handle
 from .tiles import PlaneRequest, neighbour_selections
+from .view_state import next_generation
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +176,7 @@ class PlaneLoader(QObject):
             for future in futures:
                 future.cancel()
         self._prefetch.clear()
-        self.generation += 1
+        self.generation = next_generation()  # never one a later request carries
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -186,7 +188,8 @@ class PlaneLoader(QObject):
     def _on_event(self, generation: int, index: int, event) -> None:
         if self._closed:
             return
-        if generation != self.generation or self.request is None:
+        if (generation != self.generation or self.request is None
+                or not 0 <= index < len(self._seen)):
             self.dropped_events += 1
             return
         status = getattr(event, "status", "loaded")

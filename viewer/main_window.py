@@ -223,6 +223,7 @@ class MainWindow(QMainWindow):
         self._pending_path, self._pending_indices = path, indices
         self.model.clear()
         self.image.clear()
+        self._stop_reads()
         self.info.clear()
         self.stack.setCurrentWidget(self.placeholder)
         self.root = None
@@ -251,7 +252,7 @@ class MainWindow(QMainWindow):
     def _open_failed(self, url: str, exc: BaseException) -> None:
         if url == self.store_url:
             self.statusBar().showMessage(f"Could not open {url}", 5000)
-            self.post(messages.describe(exc, node=url))
+            self.post(messages.describe(exc, url=url))
 
     def select_path(self, path: str) -> None:
         """Show the node at ``path`` now (resolved directly), and select it once listed."""
@@ -321,7 +322,7 @@ class MainWindow(QMainWindow):
         self.current_node = node
         self._show_token += 1
         token, root = self._show_token, self.root
-        self.line.stop()  # its reads are of no use any more
+        self._stop_reads()  # their reads are of no use any more
         self.info.show_node(node, self.store_url)
         self.show_as_row.hide()
         self.node_shown.emit(node.path)
@@ -364,7 +365,15 @@ class MainWindow(QMainWindow):
         if getattr(self, "_pyramid", None) is not None:
             self._show_view(self._pyramid, self.show_as.currentData())
 
+    def _stop_reads(self) -> None:
+        """Cancel the line, value and table reads: the user moved on (the image's loader
+        cancels its own when given a new source)."""
+        self.line.stop()
+        self.scalar.stop()
+        self.table.stop()
+
     def _show_view(self, found, field_name: str | None) -> None:
+        self._stop_reads()
         node = found.node
         dtype = np.dtype(node.dtype)
         indices, self._pending_indices = self._pending_indices, None
@@ -405,7 +414,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         self.image.clear()
         self.image.controller.loader.close()
-        self.line.stop()
+        self._stop_reads()
         self.status.timer.stop()
         self.background.close()
         super().closeEvent(event)

@@ -30,10 +30,14 @@ class UserMessage:
         return f"{self.title}: {self.text}"
 
 
-def _where(exc: BaseException, node: str | None, chunk: tuple[int, ...] | None) -> str:
+def _where(exc: BaseException, node: str | None, chunk: tuple[int, ...] | None,
+           url: str | None = None) -> str:
+    """Where it happened: a store's URL as given, else a node's path inside the store."""
     parts = []
-    node = node if node is not None else getattr(exc, "path", None)
-    if node is not None:
+    node = node if node is not None or url else getattr(exc, "path", None)
+    if url:
+        parts.append(f"'{url}'")
+    elif node is not None:
         parts.append(f"node '/{node.strip('/')}'")
     if chunk is not None:
         parts.append("chunk (" + ", ".join(str(c) for c in chunk) + ")")
@@ -139,9 +143,10 @@ def is_cancellation(exc: BaseException) -> bool:
 
 
 def describe(exc: BaseException, *, node: str | None = None,
-             chunk: tuple[int, ...] | None = None) -> UserMessage:
-    """Turn ``exc`` (raised while working on ``node``/``chunk``) into a :class:`UserMessage`."""
-    where = _where(exc, node, chunk)
+             chunk: tuple[int, ...] | None = None, url: str | None = None) -> UserMessage:
+    """Turn ``exc`` (raised while working on ``node``/``chunk``, or opening the store at
+    ``url``) into a :class:`UserMessage`."""
+    where = _where(exc, node, chunk, url)
     for kind, make in _TABLE:
         if isinstance(exc, kind):
             title, text = make(exc, where)

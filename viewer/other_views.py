@@ -1,7 +1,8 @@
 """The view for a 0-d array (tables are in ``table_view``, lines in ``line_view``).
 
-It reads in the background through ``Background`` and drops results for a node it no longer
-shows (a token per ``show`` call, the same idea as the image's generations).
+It reads through the engine's cancellable background reads: showing another node (or ``stop``)
+cancels the read, so a stalled store never holds a worker, and a token per ``show`` call drops
+results for a node it no longer shows (the same idea as the image's generations).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from . import messages, transforms
-from .tasks import Background
+from .tasks import Background, gui_handle, submit_read
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,8 @@ class ScalarView(QWidget):
     def __init__(self, background: Background, parent=None):
         super().__init__(parent)
         self._background, self._token = background, 0
+        self._future = None
+        self._handle = gui_handle(self)
         self.value_label = QLabel("")
         self.value_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.value_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -36,17 +39,37 @@ class ScalarView(QWidget):
         QVBoxLayout(self).addWidget(self.value_label)
 
     def show_array(self, node) -> None:
+        self.stop()
         self._token += 1
-        token = self._token
         self.value_label.setText("loading…")
-        self._background.run(lambda: node.read(()), lambda v: self._show(token, v),
-                             lambda e: self._fail(token, node, e))
+        try:
+            self._future = submit_read(node, (), self._handle, "_landed", self._token, node)
+        except Exception as exc:  # a closed store: say so
+            self._fail(self._token, node, exc)
 
-    def _show(self, token, value) -> None:
-        if token == self._token:
-            item = value[()] if isinstance(value, np.ndarray) else value
-            self.value_label.setText(transforms.format_value(item))
-            self.finished.emit()
+    @property
+    def busy(self) -> bool:
+        return self._future is not None
+
+    def stop(self) -> None:
+        """Cancel the read under way: the user moved on."""
+        if self._future is not None:
+            self._future.cancel()
+            self._future = None
+
+    def _landed(self, token, node, future) -> None:
+        if token != self._token or future.cancelled():
+            return
+        self._future = None
+        try:
+            value = future.result()
+        except Exception as exc:
+            if not messages.is_cancellation(exc):
+                self._fail(token, node, exc)
+            return
+        item = value[()] if isinstance(value, np.ndarray) else value
+        self.value_label.setText(transforms.format_value(item))
+        self.finished.emit()
 
     def _fail(self, token, node, exc) -> None:
         if token == self._token:

@@ -2,13 +2,13 @@
 
 The same axis controls as images: two combo boxes choose the axes shown as rows and columns
 (records: only the rows; their fields are the columns) and every other axis has a slider labelled
-with its dimension name. Rows are read in blocks in the background; moving a slider shows a new
-model, and blocks still arriving for the old one land in it, unseen.
+with its dimension name. Rows are read in blocks with the engine's cancellable background reads;
+moving a slider or showing another node cancels the old model's reads (a stalled store must not
+hold workers that other nodes need).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 
 import numpy as np
@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QTableView, QVBoxLayout, QWidget
 
 from . import messages, transforms
 from .axis_controls import AxisControls
-from .tasks import Background
+from .tasks import Background, gui_handle, submit_read
 from .view_state import ViewState
 
 logger = logging.getLogger(__name__)
@@ -43,6 +43,8 @@ class ArrayTableModel(QAbstractTableModel):
         else:
             self._cols = min(shape[col_axis], MAX_TABLE_COLUMNS) if col_axis is not None else 1
         self._blocks: dict[int, np.ndarray | None] = {}
+        self._futures: dict[int, object] = {}  # block -> its read, while under way
+        self._handle = gui_handle(self)
 
     def rowCount(self, parent=_ROOT) -> int:
         return 0 if parent.isValid() else self._rows
@@ -67,17 +69,36 @@ class ArrayTableModel(QAbstractTableModel):
             selection[self._col_axis] = slice(0, self._cols)
         return tuple(selection)
 
+    @property
+    def busy(self) -> bool:
+        return bool(self._futures)
+
+    def cancel(self) -> None:
+        """Cancel every block still being read (this slice is no longer shown)."""
+        futures, self._futures = self._futures, {}
+        for future in futures.values():
+            future.cancel()
+
     def _load(self, block: int) -> None:
         self._blocks[block] = None
         start = block * TABLE_BLOCK
         stop = min(self._rows, start + TABLE_BLOCK)
-        # the worker gets the node and the selection only: never this QObject (see tasks)
-        self._background.run(functools.partial(self.node.read, self.selection(start, stop)),
-                             lambda values: self._loaded(block, start, stop, values),
-                             self._on_error)
+        try:
+            self._futures[block] = submit_read(self.node, self.selection(start, stop),
+                                               self._handle, "_landed", block, start, stop)
+        except Exception as exc:  # a closed store: report it
+            self._on_error(exc)
 
-    def _loaded(self, block, start, stop, values) -> None:
-        values = np.asarray(values)
+    def _landed(self, block, start, stop, future) -> None:
+        if self._futures.get(block) is not future:
+            return  # cancelled
+        del self._futures[block]
+        try:
+            values = np.asarray(future.result())
+        except Exception as exc:
+            if not messages.is_cancellation(exc):
+                self._on_error(exc)
+            return
         if values.ndim == 0:
             values = values.reshape(1)
         if self._col_axis is not None and self._row_axis > self._col_axis:
@@ -141,9 +162,19 @@ class TableView(QWidget):
         col_axis = None if state.x_axis == state.y_axis or state.ndim < 2 else state.x_axis
         model = ArrayTableModel(node, self._background, state.indices, state.y_axis, col_axis,
                                 lambda e: self.message.emit(messages.describe(e, node=node.path)))
+        self.stop()
         self.table.setModel(model)
-        self.model = model  # the old model goes once its pending blocks have landed
+        self.model = model
         self.finished.emit()
+
+    @property
+    def busy(self) -> bool:
+        return self.model is not None and self.model.busy
+
+    def stop(self) -> None:
+        """Cancel the reads of the slice shown (the user moved on)."""
+        if self.model is not None:
+            self.model.cancel()
 
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is None:

@@ -4,15 +4,21 @@ A small thread pool does the work; the result comes back to the GUI thread throu
 object that lives as long as the process (``post_to_gui``), so a worker finishing after its
 window was closed and deleted never touches a deleted QObject. Callbacks that raise are
 reported, never propagated into Qt (an exception escaping a slot aborts under PySide6).
+
+The workers are daemon threads: a task blocked on a stalled store when the window closes is
+abandoned, not joined at interpreter exit (``ThreadPoolExecutor`` joins its workers, so one
+stalled ``open`` kept the process alive for the store's whole timeout).
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
 import concurrent.futures
 import functools
 import itertools
 import logging
+import queue
 import threading
 import weakref
 from collections.abc import Callable
@@ -58,6 +64,17 @@ class _Relay(QObject):
 
 
 _relay: _Relay | None = None
+_exiting = False
+
+
+def _stop_posting() -> None:
+    """At interpreter exit: a read that ends now (abandoned, or cancelled) must not signal Qt
+    objects that finalization is about to delete (a crash on the way out)."""
+    global _exiting
+    _exiting = True
+
+
+atexit.register(_stop_posting)
 
 
 def init_relay() -> None:
@@ -69,6 +86,8 @@ def init_relay() -> None:
 
 def post_to_gui(fn: Callable, *args) -> None:
     """Call ``fn(*args)`` on the GUI thread soon (safe from any thread)."""
+    if _exiting:
+        return
     if _relay is None:
         raise RuntimeError("viewer.tasks.init_relay() was not called on the GUI thread")
     _relay.post(fn, args)
@@ -99,6 +118,50 @@ def _call_handle(handle: int, method: str, args: tuple) -> None:
         getattr(obj, method)(*args)
 
 
+class DaemonPool:
+    """``submit(fn) -> Future`` on a few daemon threads; ``shutdown()`` cancels what has not
+    started and lets the threads end once their current task returns (nobody waits for it)."""
+
+    def __init__(self, workers: int, name: str = "viewer"):
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._workers = workers
+        self.closed = False
+        for i in range(workers):
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True).start()
+
+    def submit(self, fn: Callable[[], object]) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put((future, fn))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = fn()
+            except BaseException as exc:  # handed to the caller through the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+    def shutdown(self) -> None:
+        self.closed = True
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].cancel()
+        for _ in range(self._workers):
+            self._queue.put(None)
+
+
 class Background(QObject):
     """``run(fn, on_done, on_error)``: call ``fn()`` in a worker, then a callback in the GUI thread."""
 
@@ -108,7 +171,7 @@ class Background(QObject):
         super().__init__(parent)
         qt_compat.install(self)  # see qt_compat: without it PySide6 6.12 aborts on Python 3.11
         init_relay()
-        self._pool = concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="viewer")
+        self._pool = DaemonPool(workers)
         self._pending = 0
         self._closed = False
         self._handle = gui_handle(self)
@@ -129,7 +192,8 @@ class Background(QObject):
         self._pending += 1
         self.busy_changed.emit(self._pending)
         future = self._pool.submit(fn)
-        future.add_done_callback(functools.partial(_worker_done, self._handle, ticket))
+        future.add_done_callback(
+            functools.partial(_worker_done, self._pool, self._handle, ticket))
 
     def _deliver(self, ticket: int, result, error) -> None:
         on_done, on_error = self._callbacks.pop(ticket, (None, None))
@@ -151,11 +215,30 @@ class Background(QObject):
     def close(self) -> None:
         self._closed = True
         self._callbacks.clear()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
 
-def _worker_done(handle: int, ticket: int, future: concurrent.futures.Future) -> None:
+def submit_read(array, selection, handle: int, method: str, *args):
+    """A cancellable engine read of ``array[selection]``; when it ends, ``obj.method(*args,
+    future)`` runs on the GUI thread (``obj`` is ``handle``'s). Unlike a blocking read in
+    ``Background``, the caller can ``cancel()`` it when the user moves on, so a stalled store
+    never holds a worker that other nodes need."""
+    import zarrfs.engine as engine
+
+    future = array.submit(selection, priority=engine.PRIORITY_VISIBLE)
+    future.add_done_callback(functools.partial(_read_done, handle, method, args))
+    return future
+
+
+def _read_done(handle: int, method: str, args: tuple, future) -> None:
+    post_to_handle(handle, method, *args, future)
+
+
+def _worker_done(pool: DaemonPool, handle: int, ticket: int,
+                 future: concurrent.futures.Future) -> None:
     """Runs on the worker: hand the outcome to the GUI thread, holding no Qt object."""
+    if pool.closed:  # its window is gone: nobody is waiting for this
+        return
     try:
         error = future.exception()
         result = None if error else future.result()

@@ -93,8 +93,10 @@ def format_value(value) -> str:
         return "NaT" if np.isnat(value) else str(np.datetime_as_string(value))
     if isinstance(value, np.generic) and value.dtype.kind == "m":
         return "NaT" if np.isnat(value) else str(value)
-    if isinstance(value, bytes):
-        return repr(value)
+    if isinstance(value, bytes):  # np.bytes_ too, whose repr is "np.bytes_(b'ab')"
+        return repr(bytes(value))
+    if isinstance(value, str):  # np.str_ likewise
+        return str(value)
     if isinstance(value, np.void) and value.dtype.names:
         return "(" + ", ".join(f"{n}={format_value(value[n])}" for n in value.dtype.names) + ")"
     if isinstance(value, float | np.floating):

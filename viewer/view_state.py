@@ -3,14 +3,25 @@
 Widgets read and change a :class:`ViewState`; the image controller turns it into an immutable
 request (see ``tiles.PlaneRequest``) tagged with the state's ``generation``. Any change that makes
 in-flight work useless bumps the generation, and results carrying an older one are dropped.
+
+Generations come from one process-wide counter, not one per state: each array shown gets a new
+state, and late results of the previous array must never carry a generation the new one uses.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 COLORMAPS = ("grey", "viridis", "magma", "inferno", "plasma", "cividis", "turbo", "CET-L8")
 COMPLEX_MODES = ("magnitude", "phase", "real", "imag")
+
+_generations = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A generation no request has carried before (unique across states and arrays)."""
+    return next(_generations)
 
 
 @dataclass
@@ -29,7 +40,7 @@ class ViewState:
     complex_mode: str = "magnitude"
     field_name: str | None = None
     show_chunk_grid: bool = False
-    generation: int = 0
+    generation: int = field(default_factory=next_generation)
 
     def __post_init__(self) -> None:
         ndim = len(self.shape)
@@ -54,7 +65,7 @@ class ViewState:
 
     def bump(self) -> int:
         """Invalidate everything in flight; returns the new generation."""
-        self.generation += 1
+        self.generation = next_generation()
         return self.generation
 
     def _fix_slider_axis(self) -> None:
@@ -92,9 +103,25 @@ class ViewState:
         return self.set_index(self.slider_axis, self.indices[self.slider_axis] + delta)
 
     def set_indices(self, values: list[int]) -> None:
-        """Set the slider positions from ``--index``: one value per slider axis, or one per axis."""
-        axes = self.slider_axes if len(values) != self.ndim else list(range(self.ndim))
+        """Set the slider positions from ``--index``: one value per slider axis (fewer leave
+        the rest at 0), or one per axis. Negative values count from the end, as in NumPy.
+
+        Raises ``IndexError`` naming the axis and its size for a value outside it, and for
+        more values than axes to place them on; nothing is changed then.
+        """
+        axes = list(range(self.ndim)) if len(values) == self.ndim else self.slider_axes
+        if len(values) > len(axes):
+            names = ", ".join(f"'{self.dimension_names[a]}'" for a in self.slider_axes)
+            raise IndexError(f"--index has {len(values)} values, but only the axes not displayed "
+                             f"take one ({names or 'none'}), or every axis ({self.ndim})")
+        wanted = {}
         for axis, value in zip(axes, values, strict=False):
+            size = self.shape[axis]
+            if not -size <= value < size:
+                raise IndexError(f"--index {value} is outside axis '{self.dimension_names[axis]}'"
+                                 f" of size {size}")
+            wanted[axis] = value % size
+        for axis, value in wanted.items():
             if axis in self.slider_axes:
                 self.set_index(axis, value)
 

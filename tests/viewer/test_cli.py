@@ -72,3 +72,18 @@ def test_view_subcommand_standalone():
     add_parser(parser.add_subparsers(dest="cmd"))
     args = parser.parse_args(["view", "--screenshot", "x.png", "--size", "800x600"])
     assert args.url is None and args.size == (800, 600) and args.screenshot == "x.png"
+
+
+def test_index_that_does_not_fit_is_an_error(tmp_path):
+    arr = zarr.create_array(tmp_path / "v.zarr", shape=(5, 40, 50), chunks=(1, 20, 25),
+                            dtype="u2", dimension_names=["z", "y", "x"])
+    arr[:] = 1
+    out = tmp_path / "o.png"
+    for index, expected in [("99", "--index 99 is outside axis 'z' of size 5"),
+                            ("-6", "--index -6 is outside axis 'z' of size 5"),
+                            ("1,2,3,4", "--index has 4 values")]:
+        result = run_view(tmp_path / "v.zarr", f"--index={index}", "--screenshot", out, tmp_path)
+        assert result.returncode == 4, (index, result.stderr)
+        assert expected in result.stderr, (index, result.stderr)
+    result = run_view(tmp_path / "v.zarr", "--index=-1", "--screenshot", out, tmp_path)
+    assert result.returncode == 0, result.stderr

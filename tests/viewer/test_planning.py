@@ -132,7 +132,7 @@ def test_view_state_sliders_and_axes():
     state2.set_indices([3])
     assert state2.indices == [3, 0, 0]
     gen = state2.generation
-    assert state2.bump() == gen + 1
+    assert state2.bump() > gen
 
 
 @pytest.mark.parametrize("values, mode, expected", [
@@ -177,3 +177,17 @@ def test_messages_name_node_chunk_and_codec():
     assert "peer reset" in messages.describe(wrapped).detail
     assert messages.is_cancellation(engine.ReadCancelled())
     assert messages.describe(ValueError("odd")).title == "Unexpected error"
+
+
+def test_set_indices_counts_from_the_end_and_refuses_what_does_not_fit():
+    state = ViewState(shape=(5, 6, 40, 50), dimension_names=("t", "z", "y", "x"))
+    state.set_indices([-1, -2])
+    assert state.indices == [4, 4, 0, 0]
+    state.set_indices([1, 2, 30, 40])  # one per axis: the displayed ones are not sliders
+    assert state.indices == [1, 2, 0, 0]
+    for values, text in [([5], "--index 5 is outside axis 't' of size 5"),
+                         ([0, -7], "--index -7 is outside axis 'z' of size 6"),
+                         ([0, 0, 0], "--index has 3 values")]:
+        with pytest.raises(IndexError, match=text):
+            state.set_indices(values)
+        assert state.indices == [1, 2, 0, 0]  # unchanged
