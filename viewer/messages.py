@@ -34,7 +34,8 @@ def _where(exc: BaseException, node: str | None, chunk: tuple[int, ...] | None,
            url: str | None = None) -> str:
     """Where it happened: a store's URL as given, else a node's path inside the store."""
     parts = []
-    node = node if node is not None or url else getattr(exc, "path", None)
+    if node is None and not url:
+        node = getattr(exc, "path", None)
     if url:
         parts.append(f"'{url}'")
     elif node is not None:

@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from . import messages, transforms
-from .tasks import Background, gui_handle, submit_read
+from .tasks import gui_handle, submit_read
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +25,9 @@ class ScalarView(QWidget):
     message = Signal(object)
     finished = Signal()
 
-    def __init__(self, background: Background, parent=None):
+    def __init__(self, parent=None):
         super().__init__(parent)
-        self._background, self._token = background, 0
+        self._token = 0
         self._future = None
         self._handle = gui_handle(self)
         self.value_label = QLabel("")

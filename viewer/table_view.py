@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QTableView, QVBoxLayout, QWidget
 
 from . import messages, transforms
 from .axis_controls import AxisControls
-from .tasks import Background, gui_handle, submit_read
+from .tasks import gui_handle, submit_read
 from .view_state import ViewState
 
 logger = logging.getLogger(__name__)
@@ -30,10 +30,10 @@ MAX_TABLE_COLUMNS = 2000
 class ArrayTableModel(QAbstractTableModel):
     """One 2-d (or 1-d) slice: ``indices`` fix every axis but ``row_axis`` and ``col_axis``."""
 
-    def __init__(self, node, background: Background, indices, row_axis: int,
-                 col_axis: int | None, on_error, parent=None):
+    def __init__(self, node, indices, row_axis: int, col_axis: int | None, on_error,
+                 parent=None):
         super().__init__(parent)
-        self.node, self._background, self._on_error = node, background, on_error
+        self.node, self._on_error = node, on_error
         self._indices, self._row_axis, self._col_axis = tuple(indices), row_axis, col_axis
         dtype, shape = np.dtype(node.dtype), tuple(node.shape)
         self._rows = shape[row_axis] if shape else 1
@@ -129,9 +129,8 @@ class TableView(QWidget):
     message = Signal(object)
     finished = Signal()
 
-    def __init__(self, background: Background, parent=None):
+    def __init__(self, parent=None):
         super().__init__(parent)
-        self._background = background
         self.table = QTableView()
         self.axes = AxisControls()
         self.axes.axes_changed.connect(self._axes_changed)
@@ -160,7 +159,7 @@ class TableView(QWidget):
     def _show_slice(self) -> None:
         state, node = self.state, self.node
         col_axis = None if state.x_axis == state.y_axis or state.ndim < 2 else state.x_axis
-        model = ArrayTableModel(node, self._background, state.indices, state.y_axis, col_axis,
+        model = ArrayTableModel(node, state.indices, state.y_axis, col_axis,
                                 lambda e: self.message.emit(messages.describe(e, node=node.path)))
         self.stop()
         self.table.setModel(model)
