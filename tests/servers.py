@@ -302,6 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "status":
             return self._send(rule.status, b"injected fault\n", "text/plain", send_body)
         body = owner.source.get(key)
+        if body is None and owner.objects_only:  # S3's answer without ListBucket
+            return self._send(403, b"access denied\n", "text/plain", send_body)
         if body is None:
             names = owner.source.list_dir(key)
             if names is None:
@@ -374,11 +376,14 @@ class HttpServer:
     ``source``: a directory, a dict key -> bytes, ``generate(key) -> bytes | None``, or a list
     of these (first hit wins). ``latency`` (seconds, settable at runtime) is slept in each
     handler thread, so concurrent requests overlap. ``stats`` counts, ``faults`` injects.
+    ``objects_only`` (settable): answer 403 for every key that is not an object (missing keys
+    and directory listings alike), as S3 does for a client allowed GetObject but not ListBucket.
     """
 
     def __init__(self, source: object, latency: float = 0.0):
         self.source = make_source(source)
         self.latency = latency
+        self.objects_only = False
         self.stats = RequestStats()
         self.faults = Faults()
         self._closing = threading.Event()

@@ -74,6 +74,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .errors import (
+    AccessDeniedError,
     ChecksumError,
     ChunkDecodeError,
     MetadataError,
@@ -136,6 +137,7 @@ __all__ = [
     "ReadCancelled",
     "SelectionError",
     "StoreError",
+    "AccessDeniedError",
     "UnknownCodecError",
     "UnknownDataTypeError",
     "UnsupportedError",

@@ -71,6 +71,13 @@ class StoreError(ZarrfsError):
     """The storage backend failed (network, permissions, I/O) after bounded retries."""
 
 
+class AccessDeniedError(StoreError):
+    """The store refused to serve an object (HTTP 403, S3 ``AccessDenied``). A bucket that
+    grants reading objects but not listing them answers so for objects that do not exist, too,
+    so this may mean "absent" as well as "forbidden"; only the hierarchy, which knows when the
+    difference cannot matter, ever treats it as absent."""
+
+
 class ReadCancelled(ZarrfsError):
     """A read was cancelled before it finished."""
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from . import scheduler
-from .errors import MetadataError, NodeNotFoundError, ZarrfsError
+from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
 from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
@@ -50,7 +50,7 @@ class Hierarchy:
 
     def load_root(self) -> Metadata:
         keys = [*_DOCS, ".zmetadata"] if self.use_consolidated is not False else list(_DOCS)
-        got = dict(zip(keys, self.store.fetch([ByteRequest(k) for k in keys]), strict=True))
+        got = _settled(dict(zip(keys, self._documents(keys), strict=True)))
         meta = self._parse(got, "")
         if meta is None:
             meta = self._implicit("")
@@ -82,7 +82,7 @@ class Hierarchy:
                 meta = GroupMetadata(3, implicit=True)
         else:
             keys = [f"{path}/{d}" for d in _DOCS]
-            got = dict(zip(_DOCS, self.store.fetch([ByteRequest(k) for k in keys]), strict=True))
+            got = _settled(dict(zip(_DOCS, self._documents(keys), strict=True)))
             meta = self._parse(got, path) or self._implicit(path)
         with self._lock:
             self.nodes[path] = meta
@@ -95,11 +95,11 @@ class Hierarchy:
         if not todo or self.consolidated is not None:
             return
         keys = [f"{p}/{d}" for p in todo for d in _DOCS]
-        got = self.store.fetch([ByteRequest(k) for k in keys])
+        got = self._documents(keys)
         for i, p in enumerate(todo):
             docs = dict(zip(_DOCS, got[i * len(_DOCS):(i + 1) * len(_DOCS)], strict=True))
             try:
-                meta = self._parse(docs, p)
+                meta = self._parse(_settled(docs), p)
             except ZarrfsError as exc:
                 with self._lock:
                     self.errors[p] = exc
@@ -107,6 +107,11 @@ class Hierarchy:
             if meta is not None:
                 with self._lock:
                     self.nodes[p] = meta
+
+    def _documents(self, keys: list[str]) -> list:
+        """Every document in one round trip: bytes, None where absent, or the StoreError of
+        that document alone (for :func:`_settled` to judge)."""
+        return self.store.fetch_each([ByteRequest(k) for k in keys])
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
         where = f"{self.store.url}/{path}".rstrip("/")
@@ -357,6 +362,31 @@ class Array(Node):
             return out
 
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
+
+
+def _settled(got: dict) -> dict:
+    """A node's documents with their failures settled: bytes or None (absent) for each, or the
+    failure that leaves the node unknown, raised.
+
+    A failure matters only where the document could change what the node is. Once
+    ``zarr.json`` is there the node is v3, and nothing else matters. Once ``.zarray`` or
+    ``.zgroup`` is there the node is v2, and an access denied on the other documents means
+    absent: a bucket that grants reading objects but not listing them (S3 without
+    ListBucket) answers 403 for every object that does not exist. Any other failure, and any
+    failure where no document was found, is raised: absent and unreadable are never taken
+    for each other (a forbidden ``.zattrs`` beside a readable ``.zarray`` is the one
+    exception, as it cannot be told from a missing one)."""
+    failed = {d: v for d, v in got.items() if isinstance(v, ZarrfsError)}
+    if not failed:
+        return got
+    settled = {d: None if d in failed else v for d, v in got.items()}
+    if got.get("zarr.json") is not None and "zarr.json" not in failed:
+        return settled
+    is_v2 = any(got.get(d) is not None and d not in failed for d in (".zarray", ".zgroup"))
+    for exc in failed.values():
+        if not (is_v2 and isinstance(exc, AccessDeniedError)):
+            raise exc
+    return settled
 
 
 @contextmanager

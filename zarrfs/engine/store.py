@@ -31,7 +31,7 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from . import gcpause, stats
-from .errors import NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
+from .errors import AccessDeniedError, NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,13 @@ def _is_unreachable(exc: BaseException) -> bool:
     return isinstance(exc, ConnectionRefusedError) or _is_stall(exc) or type(exc).__name__ in (
         "ClientConnectorError", "ServerDisconnectedError", "ClientConnectionError",
         "ClientConnectorDNSError", "EndpointConnectionError")
+
+
+def _is_forbidden(exc: BaseException) -> bool:
+    """The server refused the request: HTTP 403 (aiohttp, gcsfs), or s3fs's PermissionError
+    for S3's AccessDenied."""
+    status = getattr(exc, "status", None) or getattr(exc, "code", None)
+    return isinstance(exc, PermissionError) or status == 403
 
 
 def _is_stall(exc: BaseException) -> bool:
@@ -271,8 +278,14 @@ class Store:
             return None
         if isinstance(raw, StoreError):
             return raw
-        err = StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
-                         path=self.url, key=req.key)
+        if _is_forbidden(raw):
+            err: StoreError = AccessDeniedError(
+                f"cannot read {req.key!r} from {self.url}: access denied (403 Forbidden; a "
+                f"store that lets you read objects but not list them also answers so for "
+                f"objects that do not exist)", path=self.url, key=req.key)
+        else:
+            err = StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
+                             path=self.url, key=req.key)
         err.__cause__ = raw
         return err
 
@@ -397,6 +410,11 @@ class Store:
         except FileNotFoundError:
             return [], []
         except Exception as exc:  # noqa: BLE001
+            if _is_forbidden(exc):
+                raise AccessDeniedError(
+                    f"cannot list {prefix or '/'} in {self.url}: access denied (403 Forbidden);"
+                    f" open its nodes by their paths instead", path=self.url, key=prefix
+                ) from exc
             raise StoreError(f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
                              path=self.url, key=prefix) from exc
         dirs, files = [], []
