@@ -305,7 +305,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None and owner.objects_only:  # S3's answer without ListBucket
             return self._send(403, b"access denied\n", "text/plain", send_body)
         if body is None:
-            names = owner.source.list_dir(key)
+            names = owner.source.list_dir(key) if owner.listings else None
             if names is None:
                 return self._send(404, b"not found\n", "text/plain", send_body)
             return self._send(200, directory_index(key, names), "text/html", send_body)
@@ -377,13 +377,16 @@ class HttpServer:
     of these (first hit wins). ``latency`` (seconds, settable at runtime) is slept in each
     handler thread, so concurrent requests overlap. ``stats`` counts, ``faults`` injects.
     ``objects_only`` (settable): answer 403 for every key that is not an object (missing keys
-    and directory listings alike), as S3 does for a client allowed GetObject but not ListBucket.
+    and directory listings alike), as S3 does for a client allowed GetObject but not ListBucket;
+    ``listings`` (settable, default True): False answers 404 for directories, as a web server
+    without directory pages (or S3 over HTTPS) does.
     """
 
     def __init__(self, source: object, latency: float = 0.0):
         self.source = make_source(source)
         self.latency = latency
         self.objects_only = False
+        self.listings = True
         self.stats = RequestStats()
         self.faults = Faults()
         self._closing = threading.Event()

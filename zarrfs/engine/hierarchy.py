@@ -23,6 +23,7 @@ from . import scheduler
 from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
 from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
+from .ome import declared_paths
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
 from .store import ByteRequest, Store, url_below
@@ -154,6 +155,22 @@ class Hierarchy:
             level = below
         return None
 
+    def _declared_children(self, path: str) -> list[str]:
+        """Names of the children of ``path`` that the OME-Zarr metadata of the node or of its
+        ancestors known here declares (a plate names ``A/1``: row ``A`` and its well ``1``)."""
+        self.metadata(path)
+        names: set[str] = set()
+        parts = path.split("/") if path else []
+        with self._lock:
+            for depth in range(len(parts) + 1):
+                meta = self.nodes.get("/".join(parts[:depth]))
+                for declared in declared_paths(meta.attributes) if meta is not None else []:
+                    below = declared.split("/")
+                    if below[:len(parts) - depth] == parts[depth:] and \
+                            len(below) > len(parts) - depth:
+                        names.add(below[len(parts) - depth])
+        return sorted(names)
+
     def children(self, path: str, zarr_format: int) -> list[str]:
         """Sorted names of the nodes directly below ``path``."""
         if self.consolidated is not None:
@@ -161,17 +178,34 @@ class Hierarchy:
             names = {k[len(prefix):].split("/", 1)[0] for k in self.consolidated
                      if k.startswith(prefix) and k != path}
             return sorted(n for n in names if n)
-        dirs, _ = self.store.list_dir(path)
-        self.prefetch([_join(path, d) for d in dirs])
+        declared = self._declared_children(path)
+        try:
+            dirs, _ = self.store.list_dir(path)
+        except AccessDeniedError:
+            if not declared:
+                raise
+            dirs = []
+        if dirs:
+            declared = []  # a store that lists is believed
+        # else perhaps a store that cannot list (a web server without directory pages, S3
+        # over HTTPS or without ListBucket): the children the group's metadata names, where
+        # their documents are there (fetched with the rest, in the same round trip)
+        self.prefetch([_join(path, d) for d in (*dirs, *declared)])
         names = []
         for d in dirs:
             try:
-                meta = self.metadata(_join(path, d))
+                child = self.metadata(_join(path, d))
             except ZarrfsError:
                 names.append(d)  # a broken child is still a child; opening it raises
                 continue
-            if meta is not None and (zarr_format == 3 or meta.zarr_format == 2):
+            if child is not None and (zarr_format == 3 or child.zarr_format == 2):
                 names.append(d)
+        with self._lock:
+            for d in declared:
+                child, error = self.nodes.get(_join(path, d)), self.errors.get(_join(path, d))
+                if (error is not None and not isinstance(error, AccessDeniedError)) or (
+                        child is not None and (zarr_format == 3 or child.zarr_format == 2)):
+                    names.append(d)
         return sorted(names)
 
 

@@ -110,6 +110,41 @@ def parse_multiscales(attrs: dict, *, path: str = "") -> list[Multiscale]:
     return out
 
 
+def declared_paths(attrs: dict) -> list[str]:
+    """Paths, relative to a group, of the nodes its OME-Zarr metadata declares: its pyramid
+    levels and a ``labels`` group (images), the labels it names (a labels group), its rows and
+    wells (``A`` and ``A/1``: plates), its fields (wells), the first series and the ``OME``
+    group (bioformats2raw layouts).
+
+    A web server without directory pages, or S3 over HTTPS, cannot list a group; these paths
+    let such a group show its children all the same (each is checked before it is shown).
+    Lenient: malformed metadata declares nothing here (:func:`parse_multiscales` reports it)."""
+    ome = attrs.get("ome") if isinstance(attrs.get("ome"), dict) else attrs
+    names: list[str] = []
+
+    def paths(entries, key="path"):
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, dict) and isinstance(e.get(key), str):
+                names.append(e[key])
+
+    multiscale = ome.get("multiscales")
+    for ms in multiscale if isinstance(multiscale, list) else []:
+        if isinstance(ms, dict):
+            paths(ms.get("datasets"))
+    if isinstance(multiscale, list) and multiscale:
+        names.append("labels")  # NGFF: an image's labels live in its "labels" group
+    labels = ome.get("labels")
+    names += [n for n in labels if isinstance(n, str)] if isinstance(labels, list) else []
+    for key, entries, field in (("plate", "wells", "path"), ("plate", "rows", "name"),
+                                ("well", "images", "path")):
+        if isinstance(ome.get(key), dict):
+            paths(ome[key].get(entries), field)
+    if "bioformats2raw.layout" in attrs or "bioformats2raw.layout" in ome:
+        names += ["0", "OME"]
+    parts = ([p for p in n.split("/") if p] for n in names)
+    return sorted({"/".join(p) for p in parts if p and not {".", ".."} & set(p)})
+
+
 def multiscales(group) -> list[Multiscale]:
     """OME-Zarr multiscales of a group (an engine ``Group``); empty for anything else."""
     if getattr(group, "kind", None) != "group":
