@@ -150,14 +150,16 @@ class ImageView(QWidget):
     # -- source ----------------------------------------------------------------------------------
 
     def set_array(self, node_path: str, node, levels: list[Level], arrays,
-                  field_name: str | None = None, indices: list[int] | None = None) -> None:
-        """Show ``node`` (level 0 of ``levels``/``arrays``)."""
+                  field_name: str | None = None, indices: list[int] | None = None,
+                  axis_names: tuple[str, ...] = ()) -> None:
+        """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
+        (default: its dimension names)."""
         dtype = np.dtype(node.dtype)
         fields = transforms.numeric_fields(dtype)
         if fields and field_name not in fields:
             field_name = fields[0]
         self.state = ViewState(shape=tuple(node.shape),
-                               dimension_names=tuple(node.dimension_names or ()),
+                               dimension_names=axis_names or tuple(node.dimension_names or ()),
                                colormap=self.colormap_combo.currentText(),
                                auto_levels=True, field_name=field_name,
                                complex_mode=self.complex_combo.currentText(),

@@ -396,7 +396,8 @@ class MainWindow(QMainWindow):
         else:
             self.stack.setCurrentWidget(self.image)
             self.image.set_array(node.path, node, found.levels, found.arrays,
-                                 field_name=field_name, indices=indices)
+                                 field_name=field_name, indices=indices,
+                                 axis_names=found.axis_names)
             self.image.setFocus()
 
     # -- drag and drop, closing ------------------------------------------------------------------

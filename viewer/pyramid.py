@@ -8,7 +8,7 @@ approximate scale transforms). Runs in the background: opening the levels reads 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import zarrfs.engine as engine
 
@@ -25,6 +25,7 @@ class Pyramid:
     levels: list[Level]
     arrays: list
     group: object | None      # the OME-Zarr image group, or None
+    axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
 
 
 def _get(item, name, default=None):
@@ -69,13 +70,29 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
     factors = level_factors([tuple(a.shape) for a in arrays])
     levels = [Level(path=a.path, shape=tuple(a.shape), chunks=tuple(a.chunks), factors=f)
               for a, f in zip(arrays, factors, strict=True)]
-    return Pyramid(node=arrays[0], levels=levels, arrays=arrays, group=group)
+    return Pyramid(node=arrays[0], levels=levels, arrays=arrays, group=group,
+                   axis_names=_axis_names(group, arrays[0]))
 
 
 def single(node) -> Pyramid:
     level = Level(path=node.path, shape=tuple(node.shape), chunks=tuple(node.chunks),
                   factors=(1.0,) * node.ndim)
-    return Pyramid(node=node, levels=[level], arrays=[node], group=None)
+    return Pyramid(node=node, levels=[level], arrays=[node], group=None,
+                   axis_names=tuple(node.dimension_names or ()))
+
+
+def _axis_names(group, node) -> tuple[str, ...]:
+    """The array's own dimension names, else the axes of the OME-Zarr image it is a level of
+    (a Zarr v2 array, as NGFF 0.4 writes them, has no dimension names of its own)."""
+    own = tuple(node.dimension_names or ())
+    if any(own):
+        return own
+    try:
+        names = engine.axis_names_of_level(group, node.name)
+    except Exception:  # noqa: BLE001 - malformed OME metadata: plain labels, never a failure
+        logger.debug("no OME axes for %s", node.path, exc_info=True)
+        return own
+    return tuple(names) if names and len(names) == node.ndim else own
 
 
 def find_pyramid(root, node) -> Pyramid | None:
@@ -95,6 +112,8 @@ def find_pyramid(root, node) -> Pyramid | None:
             pyramid = _build_safe(node, parent, paths)
             if pyramid is not None:
                 return pyramid
+        if node.name in paths:  # a coarser level, shown alone
+            return replace(single(node), axis_names=_axis_names(parent, node))
     return single(node)
 
 
