@@ -7,6 +7,8 @@
 2. Time per slider step on a 4096 x 4096 plane of a local store (warm: stepping through planes
    as a user does, neighbours prefetched; cold: jumping to a far plane).
 3. Peak resident memory against the cache budget.
+4. The longest the window stops answering while a zoomed-out plane of 40,000 chunks (none
+   stored) loads: one chunk event each.
 
 Run: ``QT_QPA_PLATFORM=offscreen python benchmarks/bench_viewer.py [--cache-mb 512]``.
 Targets: first pixels < 0.5 s; slider steps < 50 ms; memory < cache budget + 300 MB.
@@ -183,6 +185,44 @@ def bench_slider(app, path: Path, planes: int) -> dict:
             "stride": s, "image_correct": bool(correct)}
 
 
+def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) -> dict:
+    """The longest the window stops answering (gaps between ticks of a 5 ms timer) while a
+    ``side`` x ``side`` array of chunks none of which is stored opens zoomed out: one chunk
+    event per chunk, 40,000 by default."""
+    from PySide6.QtCore import QTimer
+
+    from viewer.app import is_idle
+    from viewer.main_window import MainWindow
+
+    if not (path / "zarr.json").exists():
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "zarr.json").write_text(json.dumps({
+            "zarr_format": 3, "node_type": "array", "shape": [side, side], "data_type": "uint8",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk, chunk]}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "codecs": [{"name": "bytes", "configuration": {}}], "fill_value": 0,
+            "attributes": {}}))
+    window = MainWindow()
+    window.resize(1400, 900)
+    window.show()
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    t0 = time.perf_counter()
+    window.open_store(str(path), {})
+    wait_for(app, lambda: time.perf_counter() - t0 > 0.3 and is_idle(window), 60)
+    total = time.perf_counter() - t0
+    timer.stop()
+    gaps = sorted((b - a for a, b in zip(ticks, ticks[1:], strict=False)), reverse=True)
+    states = len(window.image.controller.grid_item.states())
+    window.close()
+    return {"chunks": states, "loaded_s": round(total, 2),
+            "longest_freeze_ms": round(1000 * gaps[0]) if gaps else None,
+            "third_longest_freeze_ms": round(1000 * gaps[2]) if len(gaps) > 2 else None}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache-mb", type=int, default=512)
@@ -206,10 +246,12 @@ def main() -> int:
     write_local(local, args.planes)
     slider = bench_slider(app, local, args.planes)
     peak = rss_mb()
+    storm = bench_event_storm(app, data / "sparse_100k.zarr")
     report = {
         "qt_and_viewer_import_s": round(import_s, 3),
         "first_pixels": first,
         "slider": slider,
+        "event_storm": storm,
         "memory": {"baseline_rss_mb": round(baseline), "peak_rss_mb": round(peak),
                    "peak_after_remote_plane_mb": round(after_first),
                    "cache_budget_mb": args.cache_mb,

@@ -19,7 +19,7 @@ STATE_COLOURS = {
 
 
 class ChunkGridItem(pg.GraphicsObject):
-    """Rectangles of the chunks of one plane; ``set_state`` recolours one chunk."""
+    """Rectangles of the chunks of one plane; ``set_state(s)`` recolours chunks."""
 
     def __init__(self):
         super().__init__()
@@ -38,7 +38,12 @@ class ChunkGridItem(pg.GraphicsObject):
         self.update()
 
     def set_state(self, coords: tuple[int, int], state: str) -> None:
-        self._states[tuple(coords)] = state
+        self.set_states([(coords, state)])
+
+    def set_states(self, states) -> None:
+        """Recolour many chunks, ``[((row, col), state), ...]``, with one repaint."""
+        for coords, state in states:
+            self._states[tuple(coords)] = state
         self.update()
 
     def state(self, coords: tuple[int, int]) -> str | None:

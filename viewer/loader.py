@@ -27,7 +27,7 @@ class PlaneLoader(QObject):
     """Owns the futures of the current plane and of the prefetched neighbour planes."""
 
     tile_landed = Signal(int, int)          # generation, tile index (data in the tile's future)
-    chunk_state = Signal(int, object, str)  # generation, (chunk row, chunk col), status
+    chunk_states = Signal(int, object)      # generation, [((chunk row, chunk col), status)...]
     failed = Signal(int, object)            # generation, messages.UserMessage
     finished = Signal(int)                  # generation: every tile reported
 
@@ -51,10 +51,18 @@ class PlaneLoader(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(100)
         self._poll.timeout.connect(self._check_done)
+        # chunk events come one per chunk (40,000 for a zoomed-out plane of small chunks): their
+        # states are passed on in one batch per turn of the event loop, and each tile that got
+        # some is announced once per batch, not once per chunk (a signal costs ~10 µs of the
+        # GUI thread); the redraw those announcements start then sees the whole batch
+        self._pending_states: list = []
+        self._pending_tiles: set[int] = set()
+        self._flush_timer = QTimer(self, singleShot=True, interval=0)
+        self._flush_timer.timeout.connect(self._flush)
 
     @property
     def busy(self) -> bool:
-        return bool(self._open_tiles)
+        return bool(self._open_tiles) or self._flush_timer.isActive()
 
     def tile(self, index: int):
         """The current request's tile ``index`` (fine tiles first, then the preview's)."""
@@ -81,6 +89,7 @@ class PlaneLoader(QObject):
         self.generation, self.request, self._array = request.generation, request, array
         total, fine = len(request.tiles) + len(request.coarse_tiles), len(request.tiles)
         self.futures, self._expected, self._seen = [None] * total, [0] * total, [0] * total
+        self._pending_states, self._pending_tiles = [], set()
         self.failed_regions: dict[int, list] = {}  # tile index -> out selections of failed chunks
         self._open_tiles = set(range(total))
         self._fine_started = not request.coarse_tiles
@@ -93,6 +102,7 @@ class PlaneLoader(QObject):
 
     def _submit_tiles(self, indices) -> None:
         request, array = self.request, self._array
+        loading = []
         for index in indices:
             tile = self.tile(index)
             callback = functools.partial(_chunk_event, self._handle, request.generation, index)
@@ -108,8 +118,9 @@ class PlaneLoader(QObject):
                                  messages.describe(exc, node=request.level_path))
                 continue
             self.futures[index] = future
-            for coords in tile.chunk_coords:
-                self.chunk_state.emit(request.generation, coords, "loading")
+            loading += [(coords, "loading") for coords in tile.chunk_coords]
+        if loading:
+            self.chunk_states.emit(request.generation, loading)
         self._maybe_start_fine()
 
     def start_fine(self) -> None:
@@ -196,8 +207,8 @@ class PlaneLoader(QObject):
         coords = getattr(event, "chunk_coords", None)
         if coords is not None:
             request = self.request
-            coords2 = (coords[request.y_axis], coords[request.x_axis])
-            self.chunk_state.emit(generation, coords2, status)
+            self._pending_states.append(((coords[request.y_axis], coords[request.x_axis]),
+                                         status))
         if status == "failed":
             selection = getattr(event, "out_selection", None)
             if selection is not None:
@@ -209,9 +220,22 @@ class PlaneLoader(QObject):
         if index >= len(self.request.tiles) and status != "failed":
             self._preview_drawable = True
         self._seen[index] += 1
-        self.tile_landed.emit(generation, index)
+        self._pending_tiles.add(index)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
         if self._seen[index] >= self._expected[index]:
             self._close_tile(index)
+
+    def _flush(self) -> None:
+        """Pass on the chunk states and tiles of the events since the last flush."""
+        states, tiles = self._pending_states, self._pending_tiles
+        self._pending_states, self._pending_tiles = [], set()
+        if self.request is None or self._closed:
+            return
+        if states:
+            self.chunk_states.emit(self.generation, states)
+        for index in sorted(tiles):
+            self.tile_landed.emit(self.generation, index)
 
     def _close_tile(self, index: int) -> None:
         if index in self._open_tiles:
@@ -234,8 +258,8 @@ class PlaneLoader(QObject):
                 if not messages.is_cancellation(exc):
                     self.failed.emit(generation, messages.describe(
                         exc, node=self.request.level_path if self.request else None))
-                    for coords in self.tile(index).chunk_coords:
-                        self.chunk_state.emit(generation, coords, "failed")
+                    self.chunk_states.emit(generation, [
+                        (coords, "failed") for coords in self.tile(index).chunk_coords])
             self.tile_landed.emit(generation, index)
             if generation != self.generation:
                 return

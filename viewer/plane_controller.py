@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 
 import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
@@ -30,6 +31,10 @@ from .view_state import ViewState
 
 logger = logging.getLogger(__name__)
 
+#: seconds a redraw spends copying landed tiles before it draws and leaves the rest for the
+#: next pass (hundreds of tiles landing at once held the window for 170 ms)
+_COPY_SLICE = 0.03
+
 
 class PlaneController(QObject):
     """Glue between ``ViewState``, the engine arrays of each level, the loader and the image."""
@@ -43,7 +48,7 @@ class PlaneController(QObject):
         self.image_item, self.grid_item = image_item, grid_item
         self.loader = PlaneLoader(self)
         self.loader.tile_landed.connect(self._on_tile)
-        self.loader.chunk_state.connect(self._on_chunk_state)
+        self.loader.chunk_states.connect(self._on_chunk_states)
         self.loader.failed.connect(self._on_failed)
         self.loader.finished.connect(self._on_finished)
         self.state: ViewState | None = None
@@ -187,9 +192,9 @@ class PlaneController(QObject):
         if not self._redraw.isActive():
             self._redraw.start()
 
-    def _on_chunk_state(self, generation: int, coords, status: str) -> None:
+    def _on_chunk_states(self, generation: int, states) -> None:
         if self.request is not None and generation == self.request.generation:
-            self.grid_item.set_state(coords, status)
+            self.grid_item.set_states(states)
 
     def _on_failed(self, generation: int, message) -> None:
         if self.request is not None and generation == self.request.generation:
@@ -277,9 +282,13 @@ class PlaneController(QObject):
         if self.request is None or self.display is None:
             return
         generation = self.request.generation
+        deadline = time.monotonic() + _COPY_SLICE
         for index in sorted(self._dirty):
             self._copy_tile(index)
-        self._dirty.clear()
+            self._dirty.discard(index)
+            if time.monotonic() > deadline and self._dirty:
+                self._redraw.start()  # the rest on the next pass: input and paints go first
+                break
         levels = self._levels()
         self.image_item.setImage(self.display, autoLevels=False, levels=levels)
         g = self.request.geometry  # after setImage: the rect scales by the image's size
@@ -287,7 +296,7 @@ class PlaneController(QObject):
         self.painted.emit(generation)
         if self.request.coarse_tiles and self.approx.any():
             self.loader.start_fine()  # the preview is on screen: now the real thing
-        if self._finished_generation == generation and not self.loader.busy:
+        if self._finished_generation == generation and not self.loader.busy and not self._dirty:
             self.finished.emit(generation)
 
     def _levels(self) -> tuple[float, float]:

@@ -20,6 +20,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable
 
@@ -28,6 +29,9 @@ from PySide6.QtCore import QObject, Qt, Signal
 from . import qt_compat
 
 logger = logging.getLogger(__name__)
+
+#: seconds the relay runs posted callbacks before it lets the window's own events through
+_SLICE = 0.02
 
 
 class _Relay(QObject):
@@ -49,9 +53,16 @@ class _Relay(QObject):
             self.wake.emit()
 
     def _drain(self) -> None:
+        """Run what was posted, for at most ``_SLICE`` seconds: then the rest waits behind the
+        events that came meanwhile (paints, input), so a burst of tens of thousands of chunk
+        events never freezes the window."""
+        deadline = time.monotonic() + _SLICE
         while True:
             with self._lock:
                 if not self._queue:
+                    return
+                if time.monotonic() > deadline:
+                    self.wake.emit()  # queued: after the events already waiting
                     return
                 fn, args = self._queue.popleft()
             try:
