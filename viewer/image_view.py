@@ -308,6 +308,9 @@ class ImageView(QWidget):
         state = self.state
         index = list(state.indices)
         index[state.y_axis], index[state.x_axis] = int(y), int(x)
+        sample = self.controller.sample_at(y, x)
+        if sample is not None:  # zoomed out: name the element whose value is shown
+            index[state.y_axis], index[state.x_axis] = sample
         coords = ", ".join(f"{state.axis_label(a)}={i}" for a, i in enumerate(index))
         value = self.controller.value_at(y, x)
         text = "loading…" if value is None else transforms.format_value(value)

@@ -313,6 +313,19 @@ class PlaneController(QObject):
             return self.current_levels
         return state.levels
 
+    def sample_at(self, y: float, x: float) -> tuple[int, int] | None:
+        """Level-0 (row, column) of the element shown at level-0 position (y, x), where the
+        plane on screen is level 0 read with a stride (zoomed out: every n-th element); else
+        ``None`` (every element shown, or a coarser level's pixel)."""
+        request = self.request
+        if request is None or request.level != 0:
+            return None
+        g = request.geometry
+        if g.sy <= 1 and g.sx <= 1:
+            return None
+        row, col = math.floor((y - g.y0) / g.sy), math.floor((x - g.x0) / g.sx)
+        return int(g.y0 + row * g.sy), int(g.x0 + col * g.sx)
+
     def value_at(self, y: float, x: float):
         """The stored value under level-0 position (y, x), or ``None`` if not loaded yet."""
         if self.request is None or self.raw is None:
