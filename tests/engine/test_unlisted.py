@@ -95,6 +95,21 @@ def test_ome_children_of_a_store_that_cannot_list(http_server, tmp_path, zarr_fo
                                   np.arange(16, dtype="u2").reshape(4, 4))
 
 
+@pytest.mark.parametrize("refusal", ["404", "403"])
+def test_every_series_of_a_bioformats2raw_layout(http_server, tmp_path, refusal):
+    root = tmp_path / "b2r.zarr"
+    top = zarr.open_group(str(root), mode="w", zarr_format=2,
+                          attributes={"bioformats2raw.layout": 3})
+    for series in ("0", "1", "2"):
+        _image(top, series, ome05=False)
+    top.create_group("OME", attributes={"series": ["0", "1", "2"]})
+    listed = _walk(zarrfs.open(str(root)))
+    server = http_server(root)
+    server.listings, server.objects_only = False, refusal == "403"
+    assert _walk(zarrfs.open(server.url)) == listed
+    assert zarrfs.open(server.url).keys() == ["0", "1", "2", "OME"]
+
+
 def test_a_store_that_lists_is_believed(http_server, tmp_path):
     root = tmp_path / "ome.zarr"
     _image(zarr.open_group(str(root), mode="w"), "image", ome05=True)  # no labels group

@@ -171,6 +171,17 @@ class Hierarchy:
                         names.add(below[len(parts) - depth])
         return sorted(names)
 
+    def _series(self, path: str, declared: list[str]) -> list[str]:
+        """The further series of a bioformats2raw layout that cannot be listed: its ``OME``
+        group names them all (``series``), fetched in one more round trip."""
+        ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
+        series = ome.attributes.get("series") if ome is not None else None
+        more = sorted({s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
+                      if isinstance(series, list) else ())
+        more = [s for s in more if "/" not in s and s not in (".", "..")]
+        self.prefetch([_join(path, s) for s in more])
+        return more
+
     def children(self, path: str, zarr_format: int) -> list[str]:
         """Sorted names of the nodes directly below ``path``."""
         if self.consolidated is not None:
@@ -182,7 +193,9 @@ class Hierarchy:
         try:
             dirs, _ = self.store.list_dir(path)
         except AccessDeniedError:
-            if not declared:
+            # OME-Zarr metadata that names this node names its children too (none, here)
+            parent, _, name = path.rpartition("/")
+            if not declared and not (path and name in self._declared_children(parent)):
                 raise
             dirs = []
         if dirs:
@@ -191,6 +204,7 @@ class Hierarchy:
         # over HTTPS or without ListBucket): the children the group's metadata names, where
         # their documents are there (fetched with the rest, in the same round trip)
         self.prefetch([_join(path, d) for d in (*dirs, *declared)])
+        declared += self._series(path, declared)
         names = []
         for d in dirs:
             try:
