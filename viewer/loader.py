@@ -89,7 +89,6 @@ class PlaneLoader(QObject):
         self.generation, self.request, self._array = request.generation, request, array
         total, fine = len(request.tiles) + len(request.coarse_tiles), len(request.tiles)
         self.futures, self._expected, self._seen = [None] * total, [0] * total, [0] * total
-        self._pending_states, self._pending_tiles = [], set()
         self.failed_regions: dict[int, list] = {}  # tile index -> out selections of failed chunks
         self._open_tiles = set(range(total))
         self._fine_started = not request.coarse_tiles
@@ -180,6 +179,7 @@ class PlaneLoader(QObject):
         self._open_tiles = set()
         self._fine_started = True
         self._poll.stop()
+        self._pending_states, self._pending_tiles = [], set()  # of the request just cancelled
 
     def cancel_all(self) -> None:
         self.cancel()

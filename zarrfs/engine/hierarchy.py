@@ -174,7 +174,8 @@ class Hierarchy:
     def _series(self, path: str, declared: list[str]) -> list[str]:
         """The further series of a bioformats2raw layout that cannot be listed: its ``OME``
         group names them all (``series``), fetched in one more round trip."""
-        ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
+        with self._lock:
+            ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
         series = ome.attributes.get("series") if ome is not None else None
         more = sorted({s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
                       if isinstance(series, list) else ())
