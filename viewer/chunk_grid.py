@@ -19,7 +19,7 @@ STATE_COLOURS = {
 
 
 class ChunkGridItem(pg.GraphicsObject):
-    """Rectangles of the chunks of one plane; ``set_state(s)`` recolours chunks."""
+    """Rectangles of the chunks of one plane; ``set_states`` recolours chunks."""
 
     def __init__(self):
         super().__init__()
@@ -36,9 +36,6 @@ class ChunkGridItem(pg.GraphicsObject):
         self._chunk, self._shape = chunk_size, shape
         self._bounds = QRectF(0, 0, shape[1], shape[0])
         self.update()
-
-    def set_state(self, coords: tuple[int, int], state: str) -> None:
-        self.set_states([(coords, state)])
 
     def set_states(self, states) -> None:
         """Recolour many chunks, ``[((row, col), state), ...]``, with one repaint."""

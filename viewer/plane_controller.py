@@ -323,15 +323,20 @@ class PlaneController(QObject):
         g = request.geometry
         if g.sy <= 1 and g.sx <= 1:
             return None
-        row, col = math.floor((y - g.y0) / g.sy), math.floor((x - g.x0) / g.sx)
+        row, col = self._cell(y, x)
         return int(g.y0 + row * g.sy), int(g.x0 + col * g.sx)
+
+    def _cell(self, y: float, x: float) -> tuple[int, int]:
+        """(row, column) of the buffer on screen under level-0 position (y, x)."""
+        g = self.request.geometry
+        return math.floor((y - g.y0) / g.sy), math.floor((x - g.x0) / g.sx)
 
     def value_at(self, y: float, x: float):
         """The stored value under level-0 position (y, x), or ``None`` if not loaded yet."""
         if self.request is None or self.raw is None:
             return None
         g = self.request.geometry
-        row, col = math.floor((y - g.y0) / g.sy), math.floor((x - g.x0) / g.sx)
+        row, col = self._cell(y, x)
         if 0 <= row < g.ny and 0 <= col < g.nx and self.loaded[row, col]:
             return self.raw[row, col]
         return None

@@ -190,20 +190,21 @@ class Hierarchy:
             names = {k[len(prefix):].split("/", 1)[0] for k in self.consolidated
                      if k.startswith(prefix) and k != path}
             return sorted(n for n in names if n)
-        declared = self._declared_children(path)
+        refused = None
         try:
             dirs, _ = self.store.list_dir(path)
-        except AccessDeniedError:
+        except AccessDeniedError as exc:
+            dirs, refused = [], exc
+        # a store that lists is believed; else perhaps one that cannot list (a web server
+        # without directory pages, S3 over HTTPS or without ListBucket): the children the
+        # group's metadata names, where their documents are there (fetched with the rest, in
+        # the same round trip)
+        declared = [] if dirs else self._declared_children(path)
+        if refused is not None and not declared:
             # OME-Zarr metadata that names this node names its children too (none, here)
             parent, _, name = path.rpartition("/")
-            if not declared and not (path and name in self._declared_children(parent)):
-                raise
-            dirs = []
-        if dirs:
-            declared = []  # a store that lists is believed
-        # else perhaps a store that cannot list (a web server without directory pages, S3
-        # over HTTPS or without ListBucket): the children the group's metadata names, where
-        # their documents are there (fetched with the rest, in the same round trip)
+            if not (path and name in self._declared_children(parent)):
+                raise refused
         self.prefetch([_join(path, d) for d in (*dirs, *declared)])
         declared += self._series(path, declared)
         names = []

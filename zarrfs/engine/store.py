@@ -70,8 +70,13 @@ class ByteRequest(NamedTuple):
     end: int | None = None
 
 
+def _status(exc: BaseException):
+    """The HTTP status an exception carries (aiohttp's ``status``, gcsfs's ``code``), if any."""
+    return getattr(exc, "status", None) or getattr(exc, "code", None)
+
+
 def _is_transient(exc: BaseException) -> bool:
-    status = getattr(exc, "status", None) or getattr(exc, "code", None)
+    status = _status(exc)
     if isinstance(status, int) and (status >= 500 or status == 429):
         return True
     name = type(exc).__name__
@@ -124,8 +129,7 @@ def _is_unreachable(exc: BaseException) -> bool:
 def _is_forbidden(exc: BaseException) -> bool:
     """The server refused the request: HTTP 403 (aiohttp, gcsfs), or s3fs's PermissionError
     for S3's AccessDenied."""
-    status = getattr(exc, "status", None) or getattr(exc, "code", None)
-    return isinstance(exc, PermissionError) or status == 403
+    return isinstance(exc, PermissionError) or _status(exc) == 403
 
 
 def _is_stall(exc: BaseException) -> bool:
@@ -398,8 +402,7 @@ class Store:
             return "zip" in _protocols(self.fs)
         if isinstance(exc, FileNotFoundError):
             return True
-        status = getattr(exc, "status", None) or getattr(exc, "code", None)
-        return status in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
+        return _status(exc) in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
 
     # --------------------------------------------------------------- listings
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
