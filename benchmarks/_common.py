@@ -93,9 +93,19 @@ class ServedDirectory:
 
     def __enter__(self) -> ServedDirectory:
         self._proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(self.root), str(self.latency),
-             str(self.jitter)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, text=True)
+            [
+                sys.executable,
+                __file__,
+                "--serve",
+                str(self.root),
+                str(self.latency),
+                str(self.jitter),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=REPO,
+            text=True,
+        )
         line = self._proc.stdout.readline()
         if not line.strip().isdigit():
             self.close()
@@ -182,8 +192,7 @@ class _AsyncServer:
         if key.startswith(_CONTROL):  # answered at once, never recorded
             return self._send(conn, method, key, headers, start, record=False)
         delay = self.latency + self.jitter * self.random.random()
-        self.loop.call_at(self.loop.time() + delay, self._send, conn, method, key, headers,
-                          start)
+        self.loop.call_at(self.loop.time() + delay, self._send, conn, method, key, headers, start)
 
     def _send(self, conn, method, key, headers, start, record=True) -> None:
         body = self.source.get(key)
@@ -196,18 +205,24 @@ class _AsyncServer:
             status, extra, body = apply_range(body, headers.get("range"))
             ctype = _content_type(key)
         payload = body if method == "GET" else b""
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}", f"Content-Type: {ctype}",
-                 f"Content-Length: {len(body)}", "Accept-Ranges: bytes",
-                 *(f"{k}: {v}" for k, v in extra.items())]
+        lines = [
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'OK')}",
+            f"Content-Type: {ctype}",
+            f"Content-Length: {len(body)}",
+            "Accept-Ranges: bytes",
+            *(f"{k}: {v}" for k, v in extra.items()),
+        ]
         if record:
-            self.records.append([method, "/" + key, headers.get("range"),
-                                 start, time.perf_counter()])
+            self.records.append(
+                [method, "/" + key, headers.get("range"), start, time.perf_counter()]
+            )
         if not conn.transport.is_closing():
             conn.transport.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
 
     def serve(self) -> int:
-        server = self.loop.run_until_complete(self.loop.create_server(
-            lambda: _Connection(self), "127.0.0.1", 0, backlog=1024))
+        server = self.loop.run_until_complete(
+            self.loop.create_server(lambda: _Connection(self), "127.0.0.1", 0, backlog=1024)
+        )
         return server.sockets[0].getsockname()[1]
 
 

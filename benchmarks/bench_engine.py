@@ -102,8 +102,11 @@ def build_datasets(cfg: Config) -> None:
     import zarr
     from zarr.codecs import BloscCodec
 
-    todo = [lay for lay in layouts(cfg.side)
-            if not dataset_path(lay, cfg).with_suffix(".complete").exists()]
+    todo = [
+        lay
+        for lay in layouts(cfg.side)
+        if not dataset_path(lay, cfg).with_suffix(".complete").exists()
+    ]
     if not todo:
         return
     print(f"building {', '.join(lay.name for lay in todo)} under {DATA} ...", flush=True)
@@ -112,10 +115,17 @@ def build_datasets(cfg: Config) -> None:
     for lay in todo:
         path = dataset_path(lay, cfg)
         shutil.rmtree(path, ignore_errors=True)
-        arrays.append(zarr.create_array(
-            str(path), shape=(cfg.depth, cfg.side, cfg.side), dtype="uint16",
-            chunks=lay.chunks, shards=lay.shards, fill_value=0,
-            compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle")))
+        arrays.append(
+            zarr.create_array(
+                str(path),
+                shape=(cfg.depth, cfg.side, cfg.side),
+                dtype="uint16",
+                chunks=lay.chunks,
+                shards=lay.shards,
+                fill_value=0,
+                compressors=BloscCodec(cname="zstd", clevel=5, shuffle="shuffle"),
+            )
+        )
     for k in range(cfg.depth):
         plane = plane_data(k, cfg.side)
         for arr in arrays:
@@ -136,8 +146,10 @@ def selections(cfg: Config) -> dict[str, tuple]:
     """A plane, and a 256x256 window that straddles chunk (and shard) boundaries."""
     k = cfg.depth // 2
     w0 = cfg.side // 2 - 24
-    return {"plane": (k, slice(None), slice(None)),
-            "window": (k, slice(w0, w0 + 256), slice(w0, w0 + 256))}
+    return {
+        "plane": (k, slice(None), slice(None)),
+        "window": (k, slice(w0, w0 + 256), slice(w0, w0 + 256)),
+    }
 
 
 # ---------------------------------------------------------------------------------- engines
@@ -167,8 +179,11 @@ class TensorStore:
 
     def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
         kvstore = location + "/" if "://" in location else {"driver": "file", "path": location}
-        spec = {"driver": "zarr3", "kvstore": kvstore,
-                "context": {"cache_pool": {"total_bytes_limit": 0 if cold else WARM_CACHE}}}
+        spec = {
+            "driver": "zarr3",
+            "kvstore": kvstore,
+            "context": {"cache_pool": {"total_bytes_limit": 0 if cold else WARM_CACHE}},
+        }
         if not cold:  # trust the cache as zarrfs does, no revalidation per read
             spec["recheck_cached_data"] = False
         arr = self.ts.open(spec, read=True).result()
@@ -230,8 +245,9 @@ class Result:
 
 def all_cases(cfg: Config) -> list[Case]:
     cases = []
-    for transport, lay, sel in itertools.product(("local", "http"), layouts(cfg.side),
-                                                 selections(cfg)):
+    for transport, lay, sel in itertools.product(
+        ("local", "http"), layouts(cfg.side), selections(cfg)
+    ):
         for mode in ("cold", "warm") if transport == "local" else ("cold",):
             cases.append(Case(transport, lay, sel, mode))
     return cases
@@ -280,7 +296,7 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
         for e in engines:
             reader(e)(sel)
     for rep in range(cfg.repeats):
-        order = engines[rep % len(engines):] + engines[:rep % len(engines)]
+        order = engines[rep % len(engines) :] + engines[: rep % len(engines)]
         for e in order:
             read = reader(e)
             if isinstance(e, Zarrfs):
@@ -332,17 +348,22 @@ def ms(seconds: float) -> str:
 
 def print_table(results: list[Result]) -> None:
     print("\nmedian ms per read (lower is better); ts = tensorstore, zp = zarr-python")
-    head = (f"{'case':<28}{'zarrfs':>9}{'ts':>9}{'zp':>9}  {'zarrfs/ts':>9}{'zp/zarrfs':>10}"
-            f"  {'trips/requests zarrfs ts zp':>28}")
+    head = (
+        f"{'case':<28}{'zarrfs':>9}{'ts':>9}{'zp':>9}  {'zarrfs/ts':>9}{'zp/zarrfs':>10}"
+        f"  {'trips/requests zarrfs ts zp':>28}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
-        line = (f"{r.case.name:<28}{ms(r.med('zarrfs'))}{ms(r.med('tensorstore'))}"
-                f"{ms(r.med('zarr-python'))}  {r.ratio('zarrfs', 'tensorstore'):9.2f}"
-                f"{r.ratio('zarr-python', 'zarrfs'):10.2f}")
+        line = (
+            f"{r.case.name:<28}{ms(r.med('zarrfs'))}{ms(r.med('tensorstore'))}"
+            f"{ms(r.med('zarr-python'))}  {r.ratio('zarrfs', 'tensorstore'):9.2f}"
+            f"{r.ratio('zarr-python', 'zarrfs'):10.2f}"
+        )
         if r.trips:
-            trips = ["{}/{}".format(*r.worst_trips(e))
-                     for e in ("zarrfs", "tensorstore", "zarr-python")]
+            trips = [
+                "{}/{}".format(*r.worst_trips(e)) for e in ("zarrfs", "tensorstore", "zarr-python")
+            ]
             line += "  " + " ".join(f"{t:>8}" for t in trips)
         print(line)
 
@@ -354,11 +375,13 @@ def print_zarrfs_detail(results: list[Result]) -> None:
         if r.case.mode != "cold" or not r.zarrfs_stats:
             continue
         s = r.zarrfs_stats
-        print(f"{r.case.name:<28}{ms(r.med('zarrfs'))}"
-              f"{median(x.get('decode_seconds', 0) for x in s) * 1e3:10.1f}"
-              f"{median(x.get('chunks_decoded', 0) for x in s):8.0f}"
-              f"{median(x.get('requests', 0) for x in s):9.0f}"
-              f"{median(x.get('bytes_fetched', 0) for x in s) / 2**20:7.1f}")
+        print(
+            f"{r.case.name:<28}{ms(r.med('zarrfs'))}"
+            f"{median(x.get('decode_seconds', 0) for x in s) * 1e3:10.1f}"
+            f"{median(x.get('chunks_decoded', 0) for x in s):8.0f}"
+            f"{median(x.get('requests', 0) for x in s):9.0f}"
+            f"{median(x.get('bytes_fetched', 0) for x in s) / 2**20:7.1f}"
+        )
 
 
 def http_trip_limit(case: Case) -> int:
@@ -366,24 +389,40 @@ def http_trip_limit(case: Case) -> int:
 
 
 TARGETS = [
-    ("plane from 512 KiB chunks within 1.2x of tensorstore",
-     lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
-     lambda r: (r.ratio("zarrfs", "tensorstore") <= 1.2,
-                f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}")),
-    ("plane from 512 KiB chunks at least 2x faster than zarr-python",
-     lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
-     lambda r: (r.ratio("zarr-python", "zarrfs") >= 2.0,
-                f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}")),
-    ("32 KiB chunks (plain or sharded) within 2x of tensorstore",
-     lambda c: c.layout.name in ("small", "sharded") and c.mode == "cold",
-     lambda r: (r.ratio("zarrfs", "tensorstore") <= 2.0,
-                f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}")),
-    ("HTTP: one round trip per plane or window (two for a sharded window)",
-     lambda c: c.transport == "http",
-     lambda r: (r.worst_trips("zarrfs")[0] <= http_trip_limit(r.case),
-                f"{r.worst_trips('zarrfs')[0]} round trips (limit {http_trip_limit(r.case)}),"
-                f" {r.worst_trips('zarrfs')[1]} requests; repeats over the limit: "
-                f"{r.over('zarrfs', http_trip_limit(r.case))}")),
+    (
+        "plane from 512 KiB chunks within 1.2x of tensorstore",
+        lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
+        lambda r: (
+            r.ratio("zarrfs", "tensorstore") <= 1.2,
+            f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "plane from 512 KiB chunks at least 2x faster than zarr-python",
+        lambda c: c.layout.name == "large" and c.selection == "plane" and c.mode == "cold",
+        lambda r: (
+            r.ratio("zarr-python", "zarrfs") >= 2.0,
+            f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}",
+        ),
+    ),
+    (
+        "32 KiB chunks (plain or sharded) within 2x of tensorstore",
+        lambda c: c.layout.name in ("small", "sharded") and c.mode == "cold",
+        lambda r: (
+            r.ratio("zarrfs", "tensorstore") <= 2.0,
+            f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: one round trip per plane or window (two for a sharded window)",
+        lambda c: c.transport == "http",
+        lambda r: (
+            r.worst_trips("zarrfs")[0] <= http_trip_limit(r.case),
+            f"{r.worst_trips('zarrfs')[0]} round trips (limit {http_trip_limit(r.case)}),"
+            f" {r.worst_trips('zarrfs')[1]} requests; repeats over the limit: "
+            f"{r.over('zarrfs', http_trip_limit(r.case))}",
+        ),
+    ),
 ]
 
 
@@ -404,38 +443,61 @@ def print_targets(results: list[Result]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help=f"smaller data ({QUICK.depth}x{QUICK.side}x{QUICK.side}), "
-                             f"{QUICK.repeats} repeats: a smoke run")
-    parser.add_argument("--cases", default="*",
-                        help="comma-separated glob patterns over transport/layout/selection/"
-                             "mode, e.g. 'local/*/plane/cold,http/sharded/*' (default: all)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"smaller data ({QUICK.depth}x{QUICK.side}x{QUICK.side}), "
+        f"{QUICK.repeats} repeats: a smoke run",
+    )
+    parser.add_argument(
+        "--cases",
+        default="*",
+        help="comma-separated glob patterns over transport/layout/selection/"
+        "mode, e.g. 'local/*/plane/cold,http/sharded/*' (default: all)",
+    )
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
-    parser.add_argument("--jitter", type=float, default=0.0, metavar="MS",
-                        help="HTTP answers wait up to this many ms more than the fixed 20 ms, "
-                             "at random (seeded), as object stores vary (default: 0)")
-    parser.add_argument("--idle", type=float, default=0.0, metavar="MS",
-                        help="sleep this many ms before every timed read, as an interactive "
-                             "program is idle between requests (default: 0)")
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="HTTP answers wait up to this many ms more than the fixed 20 ms, "
+        "at random (seeded), as object stores vary (default: 0)",
+    )
+    parser.add_argument(
+        "--idle",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="sleep this many ms before every timed read, as an interactive "
+        "program is idle between requests (default: 0)",
+    )
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
-    cfg = replace(cfg, repeats=args.repeats or cfg.repeats,
-                  jitter=args.jitter / 1e3, idle=args.idle / 1e3)
+    cfg = replace(
+        cfg, repeats=args.repeats or cfg.repeats, jitter=args.jitter / 1e3, idle=args.idle / 1e3
+    )
     cases = pick(all_cases(cfg), args.cases)
     if not cases:
-        parser.error(f"no case matches {args.cases!r}; cases: "
-                     + ", ".join(c.name for c in all_cases(cfg)))
+        parser.error(
+            f"no case matches {args.cases!r}; cases: " + ", ".join(c.name for c in all_cases(cfg))
+        )
     DATA.mkdir(parents=True, exist_ok=True)
     build_datasets(cfg)
     for lay in layouts(cfg.side):
         path = dataset_path(lay, cfg)
         raw = cfg.depth * cfg.side * cfg.side * 2
-        print(f"{lay.name:<8} chunks {lay.chunks} shards {lay.shards}: "
-              f"{raw / stored_bytes(path):.2f}x compression")
-    print(f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms"
-          f"{f' + up to {cfg.jitter * 1e3:.0f} ms' if cfg.jitter else ''}, "
-          f"{f'{cfg.idle * 1e3:.0f} ms idle before each read, ' if cfg.idle else ''}"
-          f"{os.cpu_count()} CPUs", flush=True)
+        print(
+            f"{lay.name:<8} chunks {lay.chunks} shards {lay.shards}: "
+            f"{raw / stored_bytes(path):.2f}x compression"
+        )
+    print(
+        f"{len(cases)} cases, {cfg.repeats} repeats, HTTP latency {cfg.latency * 1e3:.0f} ms"
+        f"{f' + up to {cfg.jitter * 1e3:.0f} ms' if cfg.jitter else ''}, "
+        f"{f'{cfg.idle * 1e3:.0f} ms idle before each read, ' if cfg.idle else ''}"
+        f"{os.cpu_count()} CPUs",
+        flush=True,
+    )
     results = run(cases, cfg)
     print_table(results)
     print_zarrfs_detail(results)

@@ -114,8 +114,16 @@ def engine_direct_fresh(url: str, name: str, daemon_allocator: bool = False) -> 
         "start = time.perf_counter(); engine_direct(sys.argv[3], sys.argv[4])\n"
         "print(time.perf_counter() - start)"
     )
-    args = [sys.executable, "-c", code, str(REPO), str(REPO / "benchmarks"), url, name,
-            "1" if daemon_allocator else "0"]
+    args = [
+        sys.executable,
+        "-c",
+        code,
+        str(REPO),
+        str(REPO / "benchmarks"),
+        url,
+        name,
+        "1" if daemon_allocator else "0",
+    ]
     result = subprocess.run(args, check=True, capture_output=True, text=True)
     return float(result.stdout.split()[-1])
 
@@ -146,9 +154,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("-o", dest="options", action="append", default=[],
-                        help="a mount option for the data.npy mounts, e.g. kernel_readahead=0 "
-                             "(what a mount by a user other than root gets)")
+    parser.add_argument(
+        "-o",
+        dest="options",
+        action="append",
+        default=[],
+        help="a mount option for the data.npy mounts, e.g. kernel_readahead=0 "
+        "(what a mount by a user other than root gets)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="zarrfs-bench-") as scratch:
         root = Path(scratch) / "big.zarr"
@@ -162,8 +175,7 @@ def main() -> int:
         )
         report.append(("engine read_flat (cold, fresh process)", mb / direct, "MB/s"))
         tuned = statistics.median(
-            engine_direct_fresh(str(root), name, daemon_allocator=True)
-            for _ in range(args.repeats)
+            engine_direct_fresh(str(root), name, daemon_allocator=True) for _ in range(args.repeats)
         )
         report.append(("  the same, daemon's allocator settings", mb / tuned, "MB/s"))
         for label, command in (
@@ -195,8 +207,14 @@ def main() -> int:
                 finally:
                     mounted.close()
             value = statistics.median(times)
-            report.append((label, mb / value, f"MB/s  ratio to engine {direct / value:.2f}, "
-                           f"to the tuned engine {tuned / value:.2f}"))
+            report.append(
+                (
+                    label,
+                    mb / value,
+                    f"MB/s  ratio to engine {direct / value:.2f}, "
+                    f"to the tuned engine {tuned / value:.2f}",
+                )
+            )
             if label.startswith("cat"):
                 report.append(("cat data.npy (warm re-read, page cache)", mb / warm, "MB/s"))
         report += bench_http(Path(scratch), args.repeats)

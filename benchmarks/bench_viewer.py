@@ -37,13 +37,18 @@ BIG_CHUNK = (1, 1000, 1000)
 def big_array_source():
     """``generate(key)``: zarr.json of the huge array and any of its chunks, made on request."""
     meta = {
-        "zarr_format": 3, "node_type": "array", "shape": [BIG, BIG, BIG], "data_type": "uint16",
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [BIG, BIG, BIG],
+        "data_type": "uint16",
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(BIG_CHUNK)}},
         "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
         "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-        "fill_value": 0, "dimension_names": ["z", "y", "x"], "attributes": {},
+        "fill_value": 0,
+        "dimension_names": ["z", "y", "x"],
+        "attributes": {},
     }
-    yy, xx = np.mgrid[0:BIG_CHUNK[1], 0:BIG_CHUNK[2]]
+    yy, xx = np.mgrid[0 : BIG_CHUNK[1], 0 : BIG_CHUNK[2]]
     base = ((yy + xx) % 4096).astype("<u2")
 
     def generate(key: str) -> bytes | None:
@@ -107,12 +112,14 @@ def bench_first_pixels(app, latency: float) -> dict:
             "first_pixels_s": painted[0] - t0 if ok else None,
             "first_exact_pixels_s": exact[0] - t0 if exact else None,
             "preview_chunks": len({c for t in request.coarse_tiles for c in t.chunk_coords})
-            if request else 0,
+            if request
+            else 0,
             "full_plane_s": finished[0] - t0 if finished else None,
             "requests": server.stats.requests,
             "tiles": len(request.tiles) if request else 0,
             "stride": request.geometry.sy if request else None,
-            "image_shape": list(controller.display.shape) if controller.display is not None
+            "image_shape": list(controller.display.shape)
+            if controller.display is not None
             else None,
         }
         result["requests"] = sum(result["requests"].values())
@@ -135,15 +142,19 @@ def write_local(path: Path, planes: int) -> None:
         return
     import subprocess
 
-    subprocess.run([sys.executable, __file__, "--write-local", str(path), str(planes)],
-                   check=True)
+    subprocess.run([sys.executable, __file__, "--write-local", str(path), str(planes)], check=True)
 
 
 def _write_local(path: Path, planes: int) -> None:
     import zarr
 
-    arr = zarr.create_array(path, shape=(planes, 4096, 4096), chunks=(1, 1024, 1024),
-                            dtype="uint16", dimension_names=["z", "y", "x"])
+    arr = zarr.create_array(
+        path,
+        shape=(planes, 4096, 4096),
+        chunks=(1, 1024, 1024),
+        dtype="uint16",
+        dimension_names=["z", "y", "x"],
+    )
     yy, xx = np.mgrid[0:4096, 0:4096]
     for z in range(planes):
         arr[z] = ((yy * 3 + xx + z * 50) % 4096).astype(np.uint16)
@@ -167,7 +178,9 @@ def bench_slider(app, path: Path, planes: int) -> dict:
         view.step(1)
         wait_for(app, lambda: done, 30)
         warm.append(time.perf_counter() - t)
-        wait_for(app, lambda: False, 0.15)  # let the prefetch of the next plane run, as a user pauses
+        wait_for(
+            app, lambda: False, 0.15
+        )  # let the prefetch of the next plane run, as a user pauses
     for z in (planes - 1, 0, planes // 2):
         done.clear()
         t = time.perf_counter()
@@ -176,13 +189,18 @@ def bench_slider(app, path: Path, planes: int) -> dict:
         cold.append(time.perf_counter() - t)
     g = view.controller.request.geometry
     s = int(g.sy)
-    expected = expected_plane(planes // 2, slice(g.y0, g.y0 + g.ny * s, s),
-                              slice(g.x0, g.x0 + g.nx * s, s))
+    expected = expected_plane(
+        planes // 2, slice(g.y0, g.y0 + g.ny * s, s), slice(g.x0, g.x0 + g.nx * s, s)
+    )
     correct = np.array_equal(view.image_item.image, expected)
     window.close()
-    return {"warm_step_ms_median": 1000 * float(np.median(warm)),
-            "warm_step_ms_max": 1000 * max(warm), "cold_jump_ms": [1000 * c for c in cold],
-            "stride": s, "image_correct": bool(correct)}
+    return {
+        "warm_step_ms_median": 1000 * float(np.median(warm)),
+        "warm_step_ms_max": 1000 * max(warm),
+        "cold_jump_ms": [1000 * c for c in cold],
+        "stride": s,
+        "image_correct": bool(correct),
+    }
 
 
 def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) -> dict:
@@ -196,12 +214,24 @@ def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) ->
 
     if not (path / "zarr.json").exists():
         path.mkdir(parents=True, exist_ok=True)
-        (path / "zarr.json").write_text(json.dumps({
-            "zarr_format": 3, "node_type": "array", "shape": [side, side], "data_type": "uint8",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk, chunk]}},
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-            "codecs": [{"name": "bytes", "configuration": {}}], "fill_value": 0,
-            "attributes": {}}))
+        (path / "zarr.json").write_text(
+            json.dumps(
+                {
+                    "zarr_format": 3,
+                    "node_type": "array",
+                    "shape": [side, side],
+                    "data_type": "uint8",
+                    "chunk_grid": {
+                        "name": "regular",
+                        "configuration": {"chunk_shape": [chunk, chunk]},
+                    },
+                    "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+                    "codecs": [{"name": "bytes", "configuration": {}}],
+                    "fill_value": 0,
+                    "attributes": {},
+                }
+            )
+        )
     window = MainWindow()
     window.resize(1400, 900)
     window.show()
@@ -218,9 +248,12 @@ def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) ->
     gaps = sorted((b - a for a, b in zip(ticks, ticks[1:], strict=False)), reverse=True)
     states = len(window.image.controller.grid_item.states())
     window.close()
-    return {"chunks": states, "loaded_s": round(total, 2),
-            "longest_freeze_ms": round(1000 * gaps[0]) if gaps else None,
-            "third_longest_freeze_ms": round(1000 * gaps[2]) if len(gaps) > 2 else None}
+    return {
+        "chunks": states,
+        "loaded_s": round(total, 2),
+        "longest_freeze_ms": round(1000 * gaps[0]) if gaps else None,
+        "third_longest_freeze_ms": round(1000 * gaps[2]) if len(gaps) > 2 else None,
+    }
 
 
 def main() -> int:
@@ -252,13 +285,17 @@ def main() -> int:
         "first_pixels": first,
         "slider": slider,
         "event_storm": storm,
-        "memory": {"baseline_rss_mb": round(baseline), "peak_rss_mb": round(peak),
-                   "peak_after_remote_plane_mb": round(after_first),
-                   "cache_budget_mb": args.cache_mb,
-                   "peak_over_baseline_mb": round(peak - baseline)},
+        "memory": {
+            "baseline_rss_mb": round(baseline),
+            "peak_rss_mb": round(peak),
+            "peak_after_remote_plane_mb": round(after_first),
+            "cache_budget_mb": args.cache_mb,
+            "peak_over_baseline_mb": round(peak - baseline),
+        },
         "targets_met": {
-            "first_pixels_under_0.5s": bool(first["first_pixels_s"] is not None
-                                            and first["first_pixels_s"] < 0.5),
+            "first_pixels_under_0.5s": bool(
+                first["first_pixels_s"] is not None and first["first_pixels_s"] < 0.5
+            ),
             "warm_slider_step_under_50ms": slider["warm_step_ms_median"] < 50,
             "memory_under_budget_plus_300MB": peak < args.cache_mb + 300,
         },

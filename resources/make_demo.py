@@ -53,8 +53,9 @@ def phantom_volume(shape=(64, 256, 256), seed=SEED, noise=1.0) -> np.ndarray:
     zstd-compressed array stays around a megabyte.
     """
     rng = np.random.default_rng(seed)
-    z, y, x = np.meshgrid(*(np.linspace(-1, 1, n, dtype=np.float32) for n in shape),
-                          indexing="ij", sparse=True)
+    z, y, x = np.meshgrid(
+        *(np.linspace(-1, 1, n, dtype=np.float32) for n in shape), indexing="ij", sparse=True
+    )
     r = np.sqrt(z**2 + (y * 1.1) ** 2 + (x * 0.9) ** 2)
     vol = 1800.0 * np.clip(1 - ((r - 0.7) / 0.08) ** 2, 0, None)  # the shell
     for _ in range(7):
@@ -86,7 +87,7 @@ def cells_image(size=512, n_cells=40, seed=SEED + 1) -> np.ndarray:
         rim = np.exp(-(((d - 0.95) / 0.06) ** 2))
         cyto = np.maximum(cyto, 90 * cell + 120 * rim)
         nucleus = np.clip(1 - (d / 0.45) ** 2, 0, 1)
-        nuclei = np.maximum(nuclei, 230 * nucleus ** 0.6 * rng.uniform(0.7, 1.0))
+        nuclei = np.maximum(nuclei, 230 * nucleus**0.6 * rng.uniform(0.7, 1.0))
     img = np.stack([nuclei, cyto]) + 10
     img += rng.normal(0, 1.5, size=img.shape)
     return np.clip(np.rint(img), 0, 255).astype(np.uint8)
@@ -104,25 +105,31 @@ def ome_attrs(levels: int, pixel_size: float) -> dict:
     datasets = []
     for i in range(levels):
         f = 2**i
-        datasets.append({
-            "path": str(i),
-            "coordinateTransformations": [
-                {"type": "scale", "scale": [1.0, pixel_size * f, pixel_size * f]},
-                {"type": "translation",
-                 "translation": [0.0, pixel_size * (f - 1) / 2, pixel_size * (f - 1) / 2]},
-            ],
-        })
+        datasets.append(
+            {
+                "path": str(i),
+                "coordinateTransformations": [
+                    {"type": "scale", "scale": [1.0, pixel_size * f, pixel_size * f]},
+                    {
+                        "type": "translation",
+                        "translation": [0.0, pixel_size * (f - 1) / 2, pixel_size * (f - 1) / 2],
+                    },
+                ],
+            }
+        )
     return {
         "version": "0.5",
-        "multiscales": [{
-            "name": "cells",
-            "axes": [
-                {"name": "c", "type": "channel"},
-                {"name": "y", "type": "space", "unit": "micrometer"},
-                {"name": "x", "type": "space", "unit": "micrometer"},
-            ],
-            "datasets": datasets,
-        }],
+        "multiscales": [
+            {
+                "name": "cells",
+                "axes": [
+                    {"name": "c", "type": "channel"},
+                    {"name": "y", "type": "space", "unit": "micrometer"},
+                    {"name": "x", "type": "space", "unit": "micrometer"},
+                ],
+                "datasets": datasets,
+            }
+        ],
         "omero": {
             "channels": [
                 {"label": "nuclei", "color": "0000FF", "window": {"start": 0, "end": 255}},
@@ -136,18 +143,29 @@ def write_v3(path: Path) -> None:
     import zarr
     from zarr.codecs import BloscCodec, ZstdCodec
 
-    root = zarr.open_group(path, mode="w", zarr_format=3, attributes={
-        "title": "zarrfs demo store",
-        "description": "Small examples of Zarr v3 features, written by zarr-python 3.",
-        "generator": "resources/make_demo.py",
-        "seed": SEED,
-    })
+    root = zarr.open_group(
+        path,
+        mode="w",
+        zarr_format=3,
+        attributes={
+            "title": "zarrfs demo store",
+            "description": "Small examples of Zarr v3 features, written by zarr-python 3.",
+            "generator": "resources/make_demo.py",
+            "seed": SEED,
+        },
+    )
 
     volumes = root.create_group("volumes", attributes={"modality": "synthetic", "units": "counts"})
     vol = phantom_volume()
     phantom = volumes.create_array(
-        "phantom", shape=vol.shape, dtype=vol.dtype, chunks=(16, 64, 64), shards=(32, 128, 128),
-        compressors=ZstdCodec(level=5), fill_value=0, dimension_names=("z", "y", "x"),
+        "phantom",
+        shape=vol.shape,
+        dtype=vol.dtype,
+        chunks=(16, 64, 64),
+        shards=(32, 128, 128),
+        compressors=ZstdCodec(level=5),
+        fill_value=0,
+        dimension_names=("z", "y", "x"),
         attributes={"description": "hollow sphere with Gaussian blobs", "voxel_size_um": 0.5},
     )
     phantom[...] = vol
@@ -160,15 +178,35 @@ def write_v3(path: Path) -> None:
     group = images.create_group("cells", attributes={"ome": ome_attrs(len(levels), 0.325)})
     for i, level in enumerate(levels):
         arr = group.create_array(
-            str(i), shape=level.shape, dtype=level.dtype, chunks=(1, 128, 128),
+            str(i),
+            shape=level.shape,
+            dtype=level.dtype,
+            chunks=(1, 128, 128),
             compressors=BloscCodec(cname="zstd", clevel=5, shuffle="bitshuffle"),
-            fill_value=0, dimension_names=("c", "y", "x"),
+            fill_value=0,
+            dimension_names=("c", "y", "x"),
         )
         arr[...] = level
 
     tables = root.create_group("tables", attributes={"description": "non-image arrays"})
-    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
-             "iota", "kappa", "lambda", "mu", "ünïcödé", "🙂 emoji", "", "omega"]
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "ünïcödé",
+        "🙂 emoji",
+        "",
+        "omega",
+    ]
     names = tables.create_array("names", shape=(len(words),), dtype=str, chunks=(8,))
     names[...] = np.array(words, dtype=object)
 
@@ -183,8 +221,14 @@ def write_v3(path: Path) -> None:
     records[...] = recs
 
     t = np.linspace(0, 4 * np.pi, 1000)
-    profile = tables.create_array("profile", shape=t.shape, dtype="float64", chunks=(256,),
-                                  fill_value=float("nan"), attributes={"units": "a.u."})
+    profile = tables.create_array(
+        "profile",
+        shape=t.shape,
+        dtype="float64",
+        chunks=(256,),
+        fill_value=float("nan"),
+        attributes={"units": "a.u."},
+    )
     profile[...] = np.sin(t) * np.exp(-t / 8)
 
     answer = tables.create_array("answer", shape=(), dtype="int64", fill_value=0)
@@ -196,18 +240,27 @@ def write_v2(path: Path) -> None:
     import zarr
 
     root = zarr.open_group(path, mode="w", zarr_format=2)
-    root.attrs.update({"title": "zarrfs demo store (Zarr v2)", "generator": "resources/make_demo.py"})
+    root.attrs.update(
+        {"title": "zarrfs demo store (Zarr v2)", "generator": "resources/make_demo.py"}
+    )
     counts = root.create_array(
-        "counts", shape=(100, 120), dtype="int32", chunks=(32, 40), chunk_key_encoding={
-            "name": "v2", "separator": "/"},
+        "counts",
+        shape=(100, 120),
+        dtype="int32",
+        chunks=(32, 40),
+        chunk_key_encoding={"name": "v2", "separator": "/"},
         compressors=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE),
-        fill_value=-1, attributes={"description": "row * 1000 + column"},
+        fill_value=-1,
+        attributes={"description": "row * 1000 + column"},
     )
     counts[...] = np.arange(100, dtype=np.int32)[:, None] * 1000 + np.arange(120, dtype=np.int32)
     nested = root.create_group("nested")
     nested.attrs.update({"level": 1})
     ramp = nested.create_array(
-        "ramp", shape=(500,), dtype="float32", chunks=(128,),
+        "ramp",
+        shape=(500,),
+        dtype="float32",
+        chunks=(128,),
         chunk_key_encoding={"name": "v2", "separator": "/"},
         compressors=numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE),
         fill_value=0.0,

@@ -20,8 +20,14 @@ DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo.zarr"
 @pytest.fixture
 def store(zarr_writer):
     data = np.arange(4 * 30 * 40, dtype="u2").reshape(4, 30, 40)
-    w = zarr_writer(data, path="g/vol", chunks=(1, 16, 16), shards=(2, 16, 32),
-                    attributes={"units": "counts"}, dimension_names=("z", "y", "x"))
+    w = zarr_writer(
+        data,
+        path="g/vol",
+        chunks=(1, 16, 16),
+        shards=(2, 16, 32),
+        attributes={"units": "counts"},
+        dimension_names=("z", "y", "x"),
+    )
     zarr_writer(np.linspace(0, 1, 7), path="line", root=w.root)
     return w.root, data
 
@@ -55,18 +61,23 @@ def test_get_matches_writer(store, tmp_path, suffix):
     sel = "[2, 3:25, ::-3]"
     assert main(["get", str(root / "g" / "vol"), sel, "-o", str(out)]) == 0
     expected = data[2, 3:25, ::-3]
-    got = {".npy": np.load, ".tif": tifffile.imread,
-           ".csv": lambda p: np.loadtxt(p, delimiter=",", dtype="u2")}[suffix](out)
+    got = {
+        ".npy": np.load,
+        ".tif": tifffile.imread,
+        ".csv": lambda p: np.loadtxt(p, delimiter=",", dtype="u2"),
+    }[suffix](out)
     np.testing.assert_array_equal(got, expected)
 
 
 def test_get_in_slabs(store, tmp_path, monkeypatch):
     import zarrfs.cli_get as cli_get
+
     monkeypatch.setattr(cli_get, "_SLAB_BYTES", 2400)  # one row of 30x40 uint16 per slab
     root, data = store
     out = tmp_path / "all.npy"
-    assert main(["get", str(root / "g" / "vol"), "[::-1, 5:, ...]", "-o", str(out),
-                 "--progress"]) == 0
+    assert (
+        main(["get", str(root / "g" / "vol"), "[::-1, 5:, ...]", "-o", str(out), "--progress"]) == 0
+    )
     np.testing.assert_array_equal(np.load(out), data[::-1, 5:, ...])
 
 
@@ -76,9 +87,20 @@ def test_errors_are_one_line(store, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("zarrfs: error: no Zarr group or array")
     (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / ".zarray").write_text(json.dumps(
-        {"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<i4", "fill_value": 0,
-         "order": "C", "filters": None, "compressor": {"id": "secretzip"}}))
+    (tmp_path / "bad" / ".zarray").write_text(
+        json.dumps(
+            {
+                "zarr_format": 2,
+                "shape": [2],
+                "chunks": [2],
+                "dtype": "<i4",
+                "fill_value": 0,
+                "order": "C",
+                "filters": None,
+                "compressor": {"id": "secretzip"},
+            }
+        )
+    )
     assert main(["info", str(tmp_path / "bad")]) == 1
     assert "secretzip" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
@@ -105,17 +127,32 @@ def test_storage_options_flags():
     import argparse
 
     from zarrfs.cli import storage_options_from_args
-    args = argparse.Namespace(anon=True, endpoint_url="http://127.0.0.1:9000",
-                              storage_option=["client_kwargs.region_name=eu-west-1",
-                                              "default_block_size=1024", "profile=dev"])
+
+    args = argparse.Namespace(
+        anon=True,
+        endpoint_url="http://127.0.0.1:9000",
+        storage_option=[
+            "client_kwargs.region_name=eu-west-1",
+            "default_block_size=1024",
+            "profile=dev",
+        ],
+    )
     assert storage_options_from_args(args) == {
-        "anon": True, "default_block_size": 1024, "profile": "dev",
-        "endpoint_url": "http://127.0.0.1:9000", "client_kwargs": {"region_name": "eu-west-1"}}
+        "anon": True,
+        "default_block_size": 1024,
+        "profile": "dev",
+        "endpoint_url": "http://127.0.0.1:9000",
+        "client_kwargs": {"region_name": "eu-west-1"},
+    }
 
 
 def test_subprocess_on_demo_store():
-    proc = subprocess.run([sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "phantom  64 x 256 x 256 uint16" in proc.stdout
     assert "cells/" in proc.stdout and "records  100" in proc.stdout
@@ -124,8 +161,11 @@ def test_subprocess_on_demo_store():
 def test_a_reader_that_stops_early_is_no_error():
     """``zarrfs tree URL | head -1``: the pipe closes before the output is written; the
     command stops quietly (128 + SIGPIPE, as a program killed by it), with no message."""
-    proc = subprocess.Popen([sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "zarrfs.cli", "tree", str(DEMO)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.stdout.close()  # long before the command has started up and written
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (141, b"")
@@ -134,10 +174,19 @@ def test_a_reader_that_stops_early_is_no_error():
 def test_s3_info_via_cli(s3_store, store, capsys):
     root, data = store
     url, options = s3_store(root)
-    args = ["info", url + "/g/vol", "--json", "-O", f"key={options['key']}",
-            "-O", f"secret={options['secret']}",
-            "-O", f"client_kwargs.region_name={options['client_kwargs']['region_name']}",
-            "--endpoint-url", options["endpoint_url"]]
+    args = [
+        "info",
+        url + "/g/vol",
+        "--json",
+        "-O",
+        f"key={options['key']}",
+        "-O",
+        f"secret={options['secret']}",
+        "-O",
+        f"client_kwargs.region_name={options['client_kwargs']['region_name']}",
+        "--endpoint-url",
+        options["endpoint_url"],
+    ]
     assert main(args) == 0, capsys.readouterr().err
     assert json.loads(capsys.readouterr().out)["shape"] == list(data.shape)
 
@@ -186,12 +235,16 @@ def test_demo_v2_tree_info_get(tmp_path, capsys):
     v2 = DEMO.parent / "demo_v2.zarr"
     assert main(["tree", str(v2)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
-        "├── counts  100 x 120 int32", "└── nested/", "    └── ramp  500 float32"]
+        "├── counts  100 x 120 int32",
+        "└── nested/",
+        "    └── ramp  500 float32",
+    ]
     assert main(["info", str(v2 / "counts"), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["zarr_format"] == 2 and s["fill_value"] == -1 and s["chunks"] == [32, 40]
     assert s["codecs"][-1]["name"] == "blosc" and s["attributes"] == {
-        "description": "row * 1000 + column"}
+        "description": "row * 1000 + column"
+    }
     out = tmp_path / "counts.csv"
     assert main(["get", str(v2 / "counts"), "[10:90:7, -5:]", "-o", str(out)]) == 0
     expected = zarr.open_array(str(v2 / "counts"), mode="r")[10:90:7, -5:]
@@ -202,8 +255,10 @@ def test_get_demo_stack_to_tiff_and_strings(tmp_path, capsys):
     import zarr
 
     out = tmp_path / "stack.tiff"
-    assert main(["get", str(DEMO / "volumes" / "phantom"), "[30:34, 100:180, ::2]",
-                 "-o", str(out)]) == 0
+    assert (
+        main(["get", str(DEMO / "volumes" / "phantom"), "[30:34, 100:180, ::2]", "-o", str(out)])
+        == 0
+    )
     expected = zarr.open_array(str(DEMO / "volumes" / "phantom"), mode="r")[30:34, 100:180, ::2]
     got = tifffile.imread(out)
     assert got.dtype == np.uint16
@@ -220,9 +275,12 @@ def test_get_demo_stack_to_tiff_and_strings(tmp_path, capsys):
 
 
 def test_info_json_of_demo_as_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "zarrfs.cli", "info", "--json",
-                           str(DEMO / "volumes" / "phantom")], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "zarrfs.cli", "info", "--json", str(DEMO / "volumes" / "phantom")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     s = json.loads(proc.stdout)
     assert s["shape"] == [64, 256, 256] and s["dtype"] == "uint16" and s["chunks"] == [16, 64, 64]
@@ -235,16 +293,26 @@ def test_info_json_of_demo_as_subprocess():
 
 def test_errors_as_subprocess_are_one_line(tmp_path):
     cmd = [sys.executable, "-m", "zarrfs.cli"]
-    proc = subprocess.run([*cmd, "get", str(tmp_path / "nope.zarr"), "[0]", "-o",
-                           str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*cmd, "get", str(tmp_path / "nope.zarr"), "[0]", "-o", str(tmp_path / "x.npy")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("zarrfs: error: ")
-    proc = subprocess.run([*cmd, "get", str(DEMO / "tables" / "profile"), "[1:2:0]", "-o",
-                           str(tmp_path / "x.npy")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [*cmd, "get", str(DEMO / "tables" / "profile"), "[1:2:0]", "-o", str(tmp_path / "x.npy")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and "step" in proc.stderr
-    for flags in (["--debug", "info", str(tmp_path / "nope.zarr")],
-                  ["info", str(tmp_path / "nope.zarr"), "--debug"]):  # before or after
+    for flags in (
+        ["--debug", "info", str(tmp_path / "nope.zarr")],
+        ["info", str(tmp_path / "nope.zarr"), "--debug"],
+    ):  # before or after
         proc = subprocess.run([*cmd, *flags], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "Traceback" in proc.stderr, flags
 
@@ -252,8 +320,12 @@ def test_errors_as_subprocess_are_one_line(tmp_path):
 def test_verbose_goes_before_or_after_the_command():
     from zarrfs.cli import build_parser
 
-    for argv, verbose in ((["-v", "-v", "tree", "x"], 2), (["tree", "x", "-vv"], 2),
-                          (["tree", "x"], 0), (["mount", "x", "y", "-v"], 1)):
+    for argv, verbose in (
+        (["-v", "-v", "tree", "x"], 2),
+        (["tree", "x", "-vv"], 2),
+        (["tree", "x"], 0),
+        (["mount", "x", "y", "-v"], 1),
+    ):
         assert build_parser().parse_args(argv).verbose == verbose, argv
     assert build_parser().parse_args(["get", "x", "[0]", "-o", "y.npy", "--debug"]).debug
 
@@ -261,10 +333,14 @@ def test_verbose_goes_before_or_after_the_command():
 def test_usage_errors_exit_2(tmp_path, capsys):
     for argv, words in [
         (["get", str(DEMO), "[0]", "-o", str(tmp_path / "x.npy")], "is a group"),
-        (["get", str(DEMO / "tables" / "profile"), "[0]", "-o", str(tmp_path / "x.png")],
-         "unsupported output"),
-        (["get", str(DEMO / "tables" / "profile"), "[open('x')]", "-o", str(tmp_path / "x.npy")],
-         "invalid selection"),
+        (
+            ["get", str(DEMO / "tables" / "profile"), "[0]", "-o", str(tmp_path / "x.png")],
+            "unsupported output",
+        ),
+        (
+            ["get", str(DEMO / "tables" / "profile"), "[open('x')]", "-o", str(tmp_path / "x.npy")],
+            "invalid selection",
+        ),
         (["info", str(DEMO), "-O", "novalue"], "key=value"),
     ]:
         with pytest.raises(SystemExit) as exit_:
@@ -279,13 +355,15 @@ def test_output_shape_errors_name_the_format(tmp_path, capsys):
     profile = str(DEMO / "tables" / "profile")
     assert main(["get", profile, "[:10]", "-o", str(tmp_path / "x.tif")]) == 1
     assert "TIFF needs a 2-D selection" in capsys.readouterr().err
-    assert main(["get", str(DEMO / "tables" / "records"), "[:3]", "-o",
-                 str(tmp_path / "r.csv")]) == 1
+    assert (
+        main(["get", str(DEMO / "tables" / "records"), "[:3]", "-o", str(tmp_path / "r.csv")]) == 1
+    )
     assert "CSV cannot hold structured data" in capsys.readouterr().err
 
 
 def test_progress_bar_only_when_asked(store, tmp_path, monkeypatch, capsys):
     import zarrfs.cli_get as cli_get
+
     monkeypatch.setattr(cli_get, "_SLAB_BYTES", 2400)
     root, data = store
     vol = str(root / "g" / "vol")
@@ -322,23 +400,26 @@ def test_get_on_a_0d_array_checks_the_selection(zarr_writer, tmp_path, capsys):
     assert (tmp_path / "s.csv").read_text() == "7.5\n"
 
 
-@pytest.mark.parametrize("text, words", [
-    ("[5][0:2]", "one [...] only"),
-    ("[1:2][0]", "one [...] only"),
-    ("[0][1]", "one [...] only"),
-    ("0][1", "one [...] only"),
-    ("[0, ..., ...]", "'...' may appear only once"),
-    ("[..., 0, ...]", "'...' may appear only once"),
-    ("[True]", "'True' is a boolean"),
-    ("[0, False]", "'False' is a boolean"),
-    ("[1:True]", "'True' is a boolean"),
-    ("[-True]", "is a boolean"),
-    ("[--1]", "is not an integer"),
-    ("[None]", "is not an integer"),
-    ("[(0, 1), 2]", "is not an integer"),
-    ("[0], [1]", "not a single [...] selection"),
-    ("[0] # [1]", "'#'"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[5][0:2]", "one [...] only"),
+        ("[1:2][0]", "one [...] only"),
+        ("[0][1]", "one [...] only"),
+        ("0][1", "one [...] only"),
+        ("[0, ..., ...]", "'...' may appear only once"),
+        ("[..., 0, ...]", "'...' may appear only once"),
+        ("[True]", "'True' is a boolean"),
+        ("[0, False]", "'False' is a boolean"),
+        ("[1:True]", "'True' is a boolean"),
+        ("[-True]", "is a boolean"),
+        ("[--1]", "is not an integer"),
+        ("[None]", "is not an integer"),
+        ("[(0, 1), 2]", "is not an integer"),
+        ("[0], [1]", "not a single [...] selection"),
+        ("[0] # [1]", "'#'"),
+    ],
+)
 def test_selection_parser_refuses_what_numpy_reads_otherwise(text, words):
     with pytest.raises(UsageError) as error:
         parse_selection(text)
@@ -375,8 +456,9 @@ def _bytes_array(root: Path, values: list[bytes], path: str = "b") -> str:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "no Zarr V3 specification" for this data type
-        arr = zarr.create_array(str(root), name=path, shape=(len(values),), chunks=(2,),
-                                dtype=VariableLengthBytes())
+        arr = zarr.create_array(
+            str(root), name=path, shape=(len(values),), chunks=(2,), dtype=VariableLengthBytes()
+        )
         arr[:] = np.array(values, dtype=object)
     return str(root / path)
 
@@ -402,11 +484,12 @@ def test_csv_quotes_text_so_it_reads_back(zarr_writer, tmp_path):
 
 def test_csv_numbers_keep_their_text(zarr_writer, tmp_path):
     w = zarr_writer(np.array([[0.1, 1 / 3], [-0.0, 1e300]]), path="f")
-    zarr_writer(np.array([[-2**63, 7]], dtype="i8"), path="i", root=w.root)
+    zarr_writer(np.array([[-(2**63), 7]], dtype="i8"), path="i", root=w.root)
     out = tmp_path / "n.csv"
     assert main(["get", str(w.location), "[...]", "-o", str(out)]) == 0
-    assert out.read_text() == ("0.10000000000000001,0.33333333333333331\n"
-                               "-0,1.0000000000000001e+300\n")
+    assert out.read_text() == (
+        "0.10000000000000001,0.33333333333333331\n-0,1.0000000000000001e+300\n"
+    )
     np.testing.assert_array_equal(np.loadtxt(out, delimiter=","), w.data)
     assert main(["get", str(w.root / "i"), "[0]", "-o", str(out)]) == 0
     assert out.read_text() == "-9223372036854775808\n7\n"
@@ -451,8 +534,12 @@ def test_new_errors_as_subprocess_are_one_line(zarr_writer, tmp_path):
         ([str(scalar.location), "[0][0]"], 2, "one [...] only"),
         ([nul, "[...]"], 1, "NUL character"),
     ]:
-        proc = subprocess.run([*cmd, *args, "-o", str(tmp_path / "x.npy")], capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [*cmd, *args, "-o", str(tmp_path / "x.npy")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == status and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
 

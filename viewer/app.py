@@ -96,15 +96,24 @@ def take_screenshot(app, window, path: str, timeout: float) -> int:
         print(f"zarrfs view: cannot write {path}", file=sys.stderr)
         return 1
     if not done:
-        print(f"zarrfs view: still loading after {timeout:g} s; saved what was shown",
-              file=sys.stderr)
+        print(
+            f"zarrfs view: still loading after {timeout:g} s; saved what was shown", file=sys.stderr
+        )
         return 3
     return 0
 
 
-def run(url: str | None = None, storage_options: dict | None = None, *, node: str | None = None,
-        indices: list[int] | None = None, screenshot: str | None = None, timeout: float = 60.0,
-        cache_size: int | None = None, size: tuple[int, int] | None = None) -> int:
+def run(
+    url: str | None = None,
+    storage_options: dict | None = None,
+    *,
+    node: str | None = None,
+    indices: list[int] | None = None,
+    screenshot: str | None = None,
+    timeout: float = 60.0,
+    cache_size: int | None = None,
+    size: tuple[int, int] | None = None,
+) -> int:
     """Run the viewer; returns the process exit code."""
     if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -117,15 +126,25 @@ def run(url: str | None = None, storage_options: dict | None = None, *, node: st
 
     window = MainWindow()
     try:
-        return _run_window(app, window, url, storage_options, node=node, indices=indices,
-                           screenshot=screenshot, timeout=timeout, size=size)
+        return _run_window(
+            app,
+            window,
+            url,
+            storage_options,
+            node=node,
+            indices=indices,
+            screenshot=screenshot,
+            timeout=timeout,
+            size=size,
+        )
     finally:
         # the process is ending: no read may keep it waiting for a slow or stalled store
         engine.cancel_all_reads()
 
 
-def _run_window(app, window, url, storage_options, *, node, indices, screenshot, timeout,
-                size) -> int:
+def _run_window(
+    app, window, url, storage_options, *, node, indices, screenshot, timeout, size
+) -> int:
     if size:
         window.resize(*size)
     window.show()

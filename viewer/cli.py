@@ -53,21 +53,37 @@ def storage_options_from(args: argparse.Namespace, url: str | None = None) -> di
 def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
     """Add ``view`` to ``subparsers``; ``common`` carries the storage option flags."""
     parser = subparsers.add_parser(
-        "view", parents=[common] if common is not None else [],
+        "view",
+        parents=[common] if common is not None else [],
         help="open the desktop viewer",
-        description="Browse a Zarr store and view its arrays, loading only what is on screen.")
+        description="Browse a Zarr store and view its arrays, loading only what is on screen.",
+    )
     parser.add_argument("url", nargs="?", help="store URL or local folder (optional)")
     parser.add_argument("--node", metavar="PATH", help="node to select, e.g. /group/array")
-    parser.add_argument("--index", type=parse_indices, metavar="I,J",
-                        help="slider positions for the axes not displayed, e.g. 12,0")
-    parser.add_argument("--screenshot", metavar="PNG",
-                        help="render once loading is done, save the window, and exit")
-    parser.add_argument("--timeout", type=float, default=60.0,
-                        help="seconds to wait for loading in --screenshot mode (default 60)")
-    parser.add_argument("--size", type=parse_size, metavar="WxH",
-                        help="window size, e.g. 1600x1000")
-    parser.add_argument("--cache-size", type=parse_cache_size, metavar="BYTES",
-                        help="decoded-chunk cache budget, e.g. 2G (default: engine's)")
+    parser.add_argument(
+        "--index",
+        type=parse_indices,
+        metavar="I,J",
+        help="slider positions for the axes not displayed, e.g. 12,0",
+    )
+    parser.add_argument(
+        "--screenshot", metavar="PNG", help="render once loading is done, save the window, and exit"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="seconds to wait for loading in --screenshot mode (default 60)",
+    )
+    parser.add_argument(
+        "--size", type=parse_size, metavar="WxH", help="window size, e.g. 1600x1000"
+    )
+    parser.add_argument(
+        "--cache-size",
+        type=parse_cache_size,
+        metavar="BYTES",
+        help="decoded-chunk cache budget, e.g. 2G (default: engine's)",
+    )
     parser.set_defaults(func=run_view, handler=run_view)
     return parser
 
@@ -81,16 +97,27 @@ def run_view(args: argparse.Namespace) -> int:
     try:
         from . import app
     except ImportError as exc:
-        print(f"zarrfs view: the viewer needs PySide6 and pyqtgraph "
-              f"(pip install 'zarrfs[viewer]'): {exc}", file=sys.stderr)
+        print(
+            f"zarrfs view: the viewer needs PySide6 and pyqtgraph "
+            f"(pip install 'zarrfs[viewer]'): {exc}",
+            file=sys.stderr,
+        )
         return 2
     url = args.url
     if url and "://" not in url and "::" not in url:
         import os
 
         url = os.path.abspath(url)
-    return app.run(url, options, node=args.node, indices=args.index, screenshot=args.screenshot,
-                   timeout=args.timeout, cache_size=args.cache_size, size=args.size)
+    return app.run(
+        url,
+        options,
+        node=args.node,
+        indices=args.index,
+        screenshot=args.screenshot,
+        timeout=args.timeout,
+        cache_size=args.cache_size,
+        size=args.size,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,9 +126,15 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument("--anon", action="store_true", help="anonymous access")
     common.add_argument("--endpoint-url", help="S3-compatible endpoint URL")
     common.add_argument("--profile", help="credentials profile")
-    common.add_argument("-O", "--option", dest="storage_option", action="append", default=[],
-                        metavar="KEY=VALUE",
-                        help="a storage option (repeatable)")
+    common.add_argument(
+        "-O",
+        "--option",
+        dest="storage_option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a storage option (repeatable)",
+    )
     parser = argparse.ArgumentParser(prog="zarrfs")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub, common)

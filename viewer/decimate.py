@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-BUCKETS = 2048               # min/max strokes across the plot (about two per screen pixel)
-WHOLE_LIMIT = 4 * BUCKETS    # up to this many values every value is drawn
-BLOCK_ELEMENTS = 1 << 20     # a refining read covers about this many values
-REFINE_LIMIT = 1 << 26       # above this many values, only the preview until zoomed in
-PREVIEW_CHUNKS = 256         # the preview touches at most this many chunks
+BUCKETS = 2048  # min/max strokes across the plot (about two per screen pixel)
+WHOLE_LIMIT = 4 * BUCKETS  # up to this many values every value is drawn
+BLOCK_ELEMENTS = 1 << 20  # a refining read covers about this many values
+REFINE_LIMIT = 1 << 26  # above this many values, only the preview until zoomed in
+PREVIEW_CHUNKS = 256  # the preview touches at most this many chunks
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class LinePlan:
     start: int
     stop: int
     bucket: int
-    preview: slice | None                   # strided sample drawn first (None: no preview)
-    blocks: tuple[tuple[int, int], ...]     # chunk-aligned [begin, end) reads that refine
+    preview: slice | None  # strided sample drawn first (None: no preview)
+    blocks: tuple[tuple[int, int], ...]  # chunk-aligned [begin, end) reads that refine
 
     @property
     def buckets(self) -> int:
@@ -88,8 +88,11 @@ def preview_buckets(plan: LinePlan, samples: np.ndarray) -> np.ndarray:
     samples = np.asarray(samples, dtype=np.float64).ravel()
     at = (np.arange(samples.size) * plan.preview.step) // plan.bucket
     index = np.searchsorted(at, np.arange(plan.buckets), side="right") - 1
-    return samples[np.clip(index, 0, max(samples.size - 1, 0))] if samples.size else np.full(
-        plan.buckets, np.nan)
+    return (
+        samples[np.clip(index, 0, max(samples.size - 1, 0))]
+        if samples.size
+        else np.full(plan.buckets, np.nan)
+    )
 
 
 def envelope(plan: LinePlan, lows: np.ndarray, highs: np.ndarray):

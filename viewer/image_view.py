@@ -33,8 +33,14 @@ from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
 
 logger = logging.getLogger(__name__)
 
-KEY_STEPS = {Qt.Key.Key_Up: 1, Qt.Key.Key_Right: 1, Qt.Key.Key_Down: -1, Qt.Key.Key_Left: -1,
-             Qt.Key.Key_PageUp: 10, Qt.Key.Key_PageDown: -10}
+KEY_STEPS = {
+    Qt.Key.Key_Up: 1,
+    Qt.Key.Key_Right: 1,
+    Qt.Key.Key_Down: -1,
+    Qt.Key.Key_Left: -1,
+    Qt.Key.Key_PageUp: 10,
+    Qt.Key.Key_PageDown: -10,
+}
 
 
 def safe_histogram(image_item, bins: int = 256):
@@ -133,8 +139,15 @@ class ImageView(QWidget):
 
     def _layout(self) -> None:
         bar = QHBoxLayout()
-        for widget in (QLabel("Colormap:"), self.colormap_combo, self.auto_levels,
-                       self.complex_combo, self.field_combo, self.grid_check, self.reset_button):
+        for widget in (
+            QLabel("Colormap:"),
+            self.colormap_combo,
+            self.auto_levels,
+            self.complex_combo,
+            self.field_combo,
+            self.grid_check,
+            self.reset_button,
+        ):
             bar.addWidget(widget)
         bar.addStretch(1)
         images = QHBoxLayout()
@@ -149,27 +162,38 @@ class ImageView(QWidget):
 
     # -- source ----------------------------------------------------------------------------------
 
-    def set_array(self, node_path: str, node, levels: list[Level], arrays,
-                  field_name: str | None = None, indices: list[int] | None = None,
-                  axis_names: tuple[str, ...] = ()) -> None:
+    def set_array(
+        self,
+        node_path: str,
+        node,
+        levels: list[Level],
+        arrays,
+        field_name: str | None = None,
+        indices: list[int] | None = None,
+        axis_names: tuple[str, ...] = (),
+    ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
         (default: its dimension names)."""
         dtype = np.dtype(node.dtype)
         fields = transforms.numeric_fields(dtype)
         if fields and field_name not in fields:
             field_name = fields[0]
-        self.state = ViewState(shape=tuple(node.shape),
-                               dimension_names=axis_names or tuple(node.dimension_names or ()),
-                               colormap=self.colormap_combo.currentText(),
-                               auto_levels=True, field_name=field_name,
-                               complex_mode=self.complex_combo.currentText(),
-                               show_chunk_grid=self.grid_check.isChecked())
+        self.state = ViewState(
+            shape=tuple(node.shape),
+            dimension_names=axis_names or tuple(node.dimension_names or ()),
+            colormap=self.colormap_combo.currentText(),
+            auto_levels=True,
+            field_name=field_name,
+            complex_mode=self.complex_combo.currentText(),
+            show_chunk_grid=self.grid_check.isChecked(),
+        )
         if indices:
             try:
                 self.state.set_indices(indices)
             except IndexError as exc:  # --index does not fit this array: say so, show plane 0
-                self.message.emit(messages.describe(engine.SelectionError(str(exc)),
-                                                    node=node_path))
+                self.message.emit(
+                    messages.describe(engine.SelectionError(str(exc)), node=node_path)
+                )
         self.field_combo.blockSignals(True)
         self.field_combo.clear()
         self.field_combo.addItems(fields)
@@ -286,8 +310,11 @@ class ImageView(QWidget):
         if self.state is None or self._setting_levels:
             return
         low, high = self.histogram.item.getLevels()
-        if self.state.auto_levels and self.controller.current_levels is not None and np.allclose(
-                (low, high), self.controller.current_levels):
+        if (
+            self.state.auto_levels
+            and self.controller.current_levels is not None
+            and np.allclose((low, high), self.controller.current_levels)
+        ):
             return
         self.set_levels(low, high)
 

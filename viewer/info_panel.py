@@ -37,9 +37,9 @@ human_size = engine.human_size  # one formatting of sizes for the CLI, the mount
 logger = logging.getLogger(__name__)
 
 
-MAX_DEPTH = 64        # tree levels shown; deeper ones are one "…" row
-JSON_DEPTH = 100      # deeper values become "…" (600 levels overflowed the stack)
-MAX_ITEMS = 200       # children shown per object or list, then a "… N more" row
+MAX_DEPTH = 64  # tree levels shown; deeper ones are one "…" row
+JSON_DEPTH = 100  # deeper values become "…" (600 levels overflowed the stack)
+MAX_ITEMS = 200  # children shown per object or list, then a "… N more" row
 MAX_RAW_CHARS = 200_000  # raw JSON beyond this is cut (3 MB froze the GUI for seconds)
 ELLIPSIS = "…"
 
@@ -51,8 +51,7 @@ def jsonable(value, depth: int = 0):
         return ELLIPSIS
     deeper = depth + 1
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name), deeper)
-                for f in dataclasses.fields(value)}
+        return {f.name: jsonable(getattr(value, f.name), deeper) for f in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(k): jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -83,13 +82,17 @@ def raw_text(value) -> str:
     return f"{text[:MAX_RAW_CHARS]}\n{ELLIPSIS} ({len(text) - MAX_RAW_CHARS} more characters)"
 
 
-def fill_json_tree(parent: QTreeWidgetItem | QTreeWidget, key: str, value,
-                   depth: int = 0) -> QTreeWidgetItem:
+def fill_json_tree(
+    parent: QTreeWidgetItem | QTreeWidget, key: str, value, depth: int = 0
+) -> QTreeWidgetItem:
     """Add ``key: value`` under ``parent``, objects and lists expandable: at most
     ``MAX_ITEMS`` children each and ``MAX_DEPTH`` levels, so any document shows quickly."""
     item = QTreeWidgetItem([key, ""])
-    if isinstance(value, list) and len(value) <= 16 and all(
-            not isinstance(v, dict | list) for v in value):
+    if (
+        isinstance(value, list)
+        and len(value) <= 16
+        and all(not isinstance(v, dict | list) for v in value)
+    ):
         item.setText(1, dumps(value))
     elif isinstance(value, dict | list) and depth >= MAX_DEPTH:
         item.setText(1, ELLIPSIS)
@@ -226,7 +229,8 @@ class InfoPanel(QWidget):
             fill_json_tree(self.attributes, key, value)
         if len(attrs) > MAX_ITEMS:
             self.attributes.addTopLevelItem(
-                QTreeWidgetItem([f"{ELLIPSIS} {len(attrs) - MAX_ITEMS} more", ""]))
+                QTreeWidgetItem([f"{ELLIPSIS} {len(attrs) - MAX_ITEMS} more", ""])
+            )
         self.attributes.expandToDepth(0)
         self.raw.setPlainText(raw_text(jsonable(node.stored_metadata)))
         if is_array and not is_remote(node_url_of(node, store_url)):
@@ -245,10 +249,11 @@ class InfoPanel(QWidget):
             return
         token = self._token
         self._set_stored_size(token, "computing…")
-        self._background.run(node.stored_size,
-                             lambda size: self._set_stored_size(token, human_size(size)),
-                             lambda exc: self._set_stored_size(
-                                 token, messages.describe(exc, node=node.path).text))
+        self._background.run(
+            node.stored_size,
+            lambda size: self._set_stored_size(token, human_size(size)),
+            lambda exc: self._set_stored_size(token, messages.describe(exc, node=node.path).text),
+        )
 
     def _summary_double_clicked(self, item, _column) -> None:
         if item.text(0) == "stored size":

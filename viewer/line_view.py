@@ -101,7 +101,8 @@ class LineView(QWidget):
             return
         field_name = self.field.currentText() or None
         self.mode.setVisible(
-            transforms.field_dtype(np.dtype(self._node.dtype), field_name).kind == "c")
+            transforms.field_dtype(np.dtype(self._node.dtype), field_name).kind == "c"
+        )
         self.plot.enableAutoRange()
         self._start(0, self._node.shape[0])
 
@@ -116,9 +117,11 @@ class LineView(QWidget):
         nb = plan.buckets
         self._lows, self._highs = np.full(nb, np.nan), np.full(nb, np.nan)
         self._seen, self._preview = np.zeros(nb, dtype=bool), None
-        self._convert = functools.partial(transforms.to_display,
-                                          field_name=self.field.currentText() or None,
-                                          complex_mode=self.mode.currentText())
+        self._convert = functools.partial(
+            transforms.to_display,
+            field_name=self.field.currentText() or None,
+            complex_mode=self.mode.currentText(),
+        )
         self._set_note(plan, node.shape[0])
         if plan.preview is not None:
             self._submit(token, (plan.preview,), "preview", engine.PRIORITY_VISIBLE)
@@ -145,8 +148,11 @@ class LineView(QWidget):
             return
         self.futures.append(future)
         self._open += 1
-        future.add_done_callback(functools.partial(
-            _read_done, self._handle, token, kind, begin, self.plan, self._convert))
+        future.add_done_callback(
+            functools.partial(
+                _read_done, self._handle, token, kind, begin, self.plan, self._convert
+            )
+        )
 
     def _fill_queue(self) -> None:
         token = self._token
@@ -170,8 +176,9 @@ class LineView(QWidget):
             part = slice(first, first + lows.size)
             with np.errstate(invalid="ignore"):
                 self._lows[part] = np.where(self._seen[part], np.fmin(self._lows[part], lows), lows)
-                self._highs[part] = np.where(self._seen[part], np.fmax(self._highs[part], highs),
-                                             highs)
+                self._highs[part] = np.where(
+                    self._seen[part], np.fmax(self._highs[part], highs), highs
+                )
             self._seen[part] = True
         self._fill_queue()
         if not self._redraw.isActive():

@@ -26,10 +26,10 @@ logger = logging.getLogger(__name__)
 class PlaneLoader(QObject):
     """Owns the futures of the current plane and of the prefetched neighbour planes."""
 
-    tile_landed = Signal(int, int)          # generation, tile index (data in the tile's future)
-    chunk_states = Signal(int, object)      # generation, [((chunk row, chunk col), status)...]
-    failed = Signal(int, object)            # generation, messages.UserMessage
-    finished = Signal(int)                  # generation: every tile reported
+    tile_landed = Signal(int, int)  # generation, tile index (data in the tile's future)
+    chunk_states = Signal(int, object)  # generation, [((chunk row, chunk col), status)...]
+    failed = Signal(int, object)  # generation, messages.UserMessage
+    finished = Signal(int)  # generation: every tile reported
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -113,8 +113,9 @@ class PlaneLoader(QObject):
                 future = array.submit(tile.selection, priority=priority, on_chunk=callback)
             except Exception as exc:  # a bad selection or a closed store: report, keep going
                 self._open_tiles.discard(index)
-                self.failed.emit(request.generation,
-                                 messages.describe(exc, node=request.level_path))
+                self.failed.emit(
+                    request.generation, messages.describe(exc, node=request.level_path)
+                )
                 continue
             self.futures[index] = future
             loading += [(coords, "loading") for coords in tile.chunk_coords]
@@ -153,9 +154,12 @@ class PlaneLoader(QObject):
             return
         wanted = {}
         for plane, selection, priority in neighbour_selections(
-                request.tiles, slider_axis, index, size):
-            wanted.setdefault((request.level_path, request.plane_key[:2], slider_axis, plane,
-                               request.geometry), []).append((selection, priority))
+            request.tiles, slider_axis, index, size
+        ):
+            wanted.setdefault(
+                (request.level_path, request.plane_key[:2], slider_axis, plane, request.geometry),
+                [],
+            ).append((selection, priority))
         for key in list(self._prefetch):
             if key not in wanted:
                 for future in self._prefetch.pop(key):
@@ -199,24 +203,31 @@ class PlaneLoader(QObject):
     def _on_event(self, generation: int, index: int, event) -> None:
         if self._closed:
             return
-        if (generation != self.generation or self.request is None
-                or not 0 <= index < len(self._seen)):
+        if (
+            generation != self.generation
+            or self.request is None
+            or not 0 <= index < len(self._seen)
+        ):
             self.dropped_events += 1
             return
         status = getattr(event, "status", "loaded")
         coords = getattr(event, "chunk_coords", None)
         if coords is not None:
             request = self.request
-            self._pending_states.append(((coords[request.y_axis], coords[request.x_axis]),
-                                         status))
+            self._pending_states.append(((coords[request.y_axis], coords[request.x_axis]), status))
         if status == "failed":
             selection = getattr(event, "out_selection", None)
             if selection is not None:
                 self.failed_regions.setdefault(index, []).append(selection)
             error = getattr(event, "error", None) or RuntimeError("chunk failed")
-            self.failed.emit(generation, messages.describe(
-                error, node=self.request.level_path,
-                chunk=tuple(coords) if coords is not None else None))
+            self.failed.emit(
+                generation,
+                messages.describe(
+                    error,
+                    node=self.request.level_path,
+                    chunk=tuple(coords) if coords is not None else None,
+                ),
+            )
         if index >= len(self.request.tiles) and status != "failed":
             self._preview_drawable = True
         self._seen[index] += 1
@@ -256,10 +267,15 @@ class PlaneLoader(QObject):
                 future.result()
             except Exception as exc:
                 if not messages.is_cancellation(exc):
-                    self.failed.emit(generation, messages.describe(
-                        exc, node=self.request.level_path if self.request else None))
-                    self.chunk_states.emit(generation, [
-                        (coords, "failed") for coords in self.tile(index).chunk_coords])
+                    self.failed.emit(
+                        generation,
+                        messages.describe(
+                            exc, node=self.request.level_path if self.request else None
+                        ),
+                    )
+                    self.chunk_states.emit(
+                        generation, [(coords, "failed") for coords in self.tile(index).chunk_coords]
+                    )
             self.tile_landed.emit(generation, index)
             if generation != self.generation:
                 return

@@ -187,8 +187,9 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QInputDialog
 
         current = engine.cache_info().get("capacity", 512 * 2**20) // 2**20
-        value, ok = QInputDialog.getInt(self, "Cache size", "Decoded-chunk cache (MiB):",
-                                        int(current), 16, 1 << 20, 64)
+        value, ok = QInputDialog.getInt(
+            self, "Cache size", "Decoded-chunk cache (MiB):", int(current), 16, 1 << 20, 64
+        )
         if ok:
             self.settings.setValue("cache_mb", value)
             self.apply_cache_setting()
@@ -215,8 +216,14 @@ class MainWindow(QMainWindow):
         if folder:
             self.open_store(folder, {})
 
-    def open_store(self, url: str, options: dict | None = None, *, path: str | None = None,
-                   indices: list[int] | None = None) -> None:
+    def open_store(
+        self,
+        url: str,
+        options: dict | None = None,
+        *,
+        path: str | None = None,
+        indices: list[int] | None = None,
+    ) -> None:
         """Open ``url`` in the background; then show ``path`` (a node inside) if given."""
         options = dict(options or {})
         self.statusBar().showMessage(f"Opening {url}…")
@@ -228,9 +235,11 @@ class MainWindow(QMainWindow):
         self.stack.setCurrentWidget(self.placeholder)
         self.root = None
         self.store_url, self.storage_options = url, options
-        self.background.run(lambda: engine.open(url, **options),
-                            lambda node: self._opened(url, options, node),
-                            lambda exc: self._open_failed(url, exc))
+        self.background.run(
+            lambda: engine.open(url, **options),
+            lambda node: self._opened(url, options, node),
+            lambda exc: self._open_failed(url, exc),
+        )
 
     def _opened(self, url: str, options: dict, node) -> None:
         if url != self.store_url:
@@ -265,8 +274,9 @@ class MainWindow(QMainWindow):
         def resolve():
             return root if not path or root.kind != "group" else root[path]
 
-        self.background.run(resolve, self.show_node,
-                            lambda exc: self.post(messages.describe(exc, node=path)))
+        self.background.run(
+            resolve, self.show_node, lambda exc: self.post(messages.describe(exc, node=path))
+        )
         self._listed("")
 
     def _listed(self, _group_path: str) -> None:
@@ -330,8 +340,11 @@ class MainWindow(QMainWindow):
         def work():
             return pyramid.find_pyramid(root, node), pyramid.image_group(root, node)
 
-        self.background.run(work, lambda r: self._show_data(token, node, *r),
-                            lambda exc: self._show_failed(token, node, exc))
+        self.background.run(
+            work,
+            lambda r: self._show_data(token, node, *r),
+            lambda exc: self._show_failed(token, node, exc),
+        )
 
     def _show_failed(self, token, node, exc) -> None:
         if token == self._show_token:
@@ -395,9 +408,15 @@ class MainWindow(QMainWindow):
             self.line.show_array(node, field_name)
         else:
             self.stack.setCurrentWidget(self.image)
-            self.image.set_array(node.path, node, found.levels, found.arrays,
-                                 field_name=field_name, indices=indices,
-                                 axis_names=found.axis_names)
+            self.image.set_array(
+                node.path,
+                node,
+                found.levels,
+                found.arrays,
+                field_name=field_name,
+                indices=indices,
+                axis_names=found.axis_names,
+            )
             self.image.setFocus()
 
     # -- drag and drop, closing ------------------------------------------------------------------
@@ -428,7 +447,12 @@ def dropped_target(mime) -> str | None:
         if url.isLocalFile():
             path = url.toLocalFile()
             if os.path.isfile(path) and os.path.basename(path) in (
-                    "zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"):
+                "zarr.json",
+                ".zarray",
+                ".zgroup",
+                ".zattrs",
+                ".zmetadata",
+            ):
                 path = os.path.dirname(path)
             return path
         return url.toString()

@@ -30,8 +30,9 @@ class UserMessage:
         return f"{self.title}: {self.text}"
 
 
-def _where(exc: BaseException, node: str | None, chunk: tuple[int, ...] | None,
-           url: str | None = None) -> str:
+def _where(
+    exc: BaseException, node: str | None, chunk: tuple[int, ...] | None, url: str | None = None
+) -> str:
     """Where it happened: a store's URL as given, else a node's path inside the store."""
     parts = []
     if node is None and not url:
@@ -49,14 +50,18 @@ def _where(exc: BaseException, node: str | None, chunk: tuple[int, ...] | None,
 
 
 def _codec(exc, where):
-    return ("Unsupported codec",
-            f"{where} uses codec '{exc.codec}', which zarrfs cannot decode. "
-            "Install the codec's numcodecs plugin or convert the data.")
+    return (
+        "Unsupported codec",
+        f"{where} uses codec '{exc.codec}', which zarrfs cannot decode. "
+        "Install the codec's numcodecs plugin or convert the data.",
+    )
 
 
 def _data_type(exc, where):
-    return ("Unsupported data type",
-            f"{where} has data type {exc.data_type!r}, which zarrfs cannot represent.")
+    return (
+        "Unsupported data type",
+        f"{where} has data type {exc.data_type!r}, which zarrfs cannot represent.",
+    )
 
 
 def _unsupported(exc, where):
@@ -64,16 +69,20 @@ def _unsupported(exc, where):
 
 
 def _checksum(exc, where):
-    return ("Corrupt chunk",
-            f"{where} failed its checksum: the stored bytes are not what was written. "
-            "The rest of the array is shown.")
+    return (
+        "Corrupt chunk",
+        f"{where} failed its checksum: the stored bytes are not what was written. "
+        "The rest of the array is shown.",
+    )
 
 
 def _decode(exc, where):
     codec = getattr(exc, "codec", None)
     via = f" by codec '{codec}'" if codec else ""
-    return ("Corrupt chunk",
-            f"{where} could not be decoded{via}: {exc.message}. The rest of the array is shown.")
+    return (
+        "Corrupt chunk",
+        f"{where} could not be decoded{via}: {exc.message}. The rest of the array is shown.",
+    )
 
 
 def _metadata(exc, where):
@@ -87,9 +96,11 @@ def _not_found(exc, where):
 
 
 def _store(exc, where):
-    return ("Storage error",
-            f"Reading {where} failed: {getattr(exc, 'message', exc)}. "
-            "Check the network connection, the URL and the credentials.")
+    return (
+        "Storage error",
+        f"Reading {where} failed: {getattr(exc, 'message', exc)}. "
+        "Check the network connection, the URL and the credentials.",
+    )
 
 
 def _selection(exc, where):
@@ -101,19 +112,21 @@ def _permission(exc, where):
 
 
 def _network(exc, where):
-    return ("Network error",
-            f"Reading {where} failed: {exc}. Is the server reachable?")
+    return ("Network error", f"Reading {where} failed: {exc}. Is the server reachable?")
 
 
 def _memory(exc, where):
-    return ("Out of memory",
-            f"Reading {where} needed more memory than is available. "
-            "Lower the cache size or zoom in.")
+    return (
+        "Out of memory",
+        f"Reading {where} needed more memory than is available. Lower the cache size or zoom in.",
+    )
 
 
 def _generic(exc, where):
-    return "Unexpected error", f"{where}: {type(exc).__name__}: {exc}" if where else \
-        f"{type(exc).__name__}: {exc}"
+    return (
+        "Unexpected error",
+        f"{where}: {type(exc).__name__}: {exc}" if where else f"{type(exc).__name__}: {exc}",
+    )
 
 
 # Most specific first: the first matching class wins.
@@ -143,8 +156,13 @@ def is_cancellation(exc: BaseException) -> bool:
     return isinstance(exc, engine.ReadCancelled | concurrent.futures.CancelledError)
 
 
-def describe(exc: BaseException, *, node: str | None = None,
-             chunk: tuple[int, ...] | None = None, url: str | None = None) -> UserMessage:
+def describe(
+    exc: BaseException,
+    *,
+    node: str | None = None,
+    chunk: tuple[int, ...] | None = None,
+    url: str | None = None,
+) -> UserMessage:
     """Turn ``exc`` (raised while working on ``node``/``chunk``, or opening the store at
     ``url``) into a :class:`UserMessage`."""
     where = _where(exc, node, chunk, url)

@@ -38,8 +38,14 @@ def parse_option(text: str) -> tuple[str, object]:
     return key.strip(), parsed
 
 
-def build_storage_options(url: str, *, anon: bool = False, endpoint_url: str | None = None,
-                          profile: str | None = None, extra: list[str] = ()) -> dict:
+def build_storage_options(
+    url: str,
+    *,
+    anon: bool = False,
+    endpoint_url: str | None = None,
+    profile: str | None = None,
+    extra: list[str] = (),
+) -> dict:
     """fsspec storage options for ``url`` from the dialog's (or the command line's) fields."""
     options: dict = {}
     if anon:
@@ -69,7 +75,8 @@ class OpenUrlDialog(QDialog):
         self.anon = QCheckBox("Anonymous access (public data)")
         self.anon.setChecked(bool(options.pop("anon", False)))
         endpoint = options.pop("endpoint_url", None) or (
-            options.get("client_kwargs", {}) or {}).get("endpoint_url", "")
+            options.get("client_kwargs", {}) or {}
+        ).get("endpoint_url", "")
         options.pop("client_kwargs", None)
         self.endpoint = QLineEdit(endpoint or "")
         self.endpoint.setPlaceholderText("https://s3.example.org (S3-compatible services)")
@@ -78,8 +85,9 @@ class OpenUrlDialog(QDialog):
         self.extra = QPlainTextEdit("\n".join(f"{k}={json.dumps(v)}" for k, v in options.items()))
         self.extra.setPlaceholderText("one key=value per line, e.g. requester_pays=true")
         self.extra.setMaximumHeight(80)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open
-                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form = QFormLayout(self)
@@ -95,10 +103,13 @@ class OpenUrlDialog(QDialog):
         """(url, storage options); raises ValueError on a malformed option line."""
         url = self.url.text().strip()
         extra = [line for line in self.extra.toPlainText().splitlines() if line.strip()]
-        return url, build_storage_options(url, anon=self.anon.isChecked(),
-                                          endpoint_url=self.endpoint.text().strip() or None,
-                                          profile=self.profile.text().strip() or None,
-                                          extra=extra)
+        return url, build_storage_options(
+            url,
+            anon=self.anon.isChecked(),
+            endpoint_url=self.endpoint.text().strip() or None,
+            profile=self.profile.text().strip() or None,
+            extra=extra,
+        )
 
 
 def settings() -> QSettings:

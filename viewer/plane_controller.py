@@ -39,8 +39,8 @@ _COPY_SLICE = 0.03
 class PlaneController(QObject):
     """Glue between ``ViewState``, the engine arrays of each level, the loader and the image."""
 
-    painted = Signal(int)    # generation whose pixels were just drawn
-    finished = Signal(int)   # generation whose tiles have all landed (and been drawn)
+    painted = Signal(int)  # generation whose pixels were just drawn
+    finished = Signal(int)  # generation whose tiles have all landed (and been drawn)
     message = Signal(object)  # messages.UserMessage
 
     def __init__(self, image_item, grid_item, parent: QObject | None = None):
@@ -95,10 +95,20 @@ class PlaneController(QObject):
         k = choose_level(self.levels, y, x, ratio)
         level = self.levels[k]
         fy, fx = level.factors[y], level.factors[x]
-        indices = [min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
-                   if a not in (y, x) else 0 for a in range(state.ndim)]
-        where = dict(shape=level.shape, chunks=level.chunks, y_axis=y, x_axis=x,
-                     view_rect=(vy0 / fy, vy1 / fy, vx0 / fx, vx1 / fx), screen=screen)
+        indices = [
+            min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
+            if a not in (y, x)
+            else 0
+            for a in range(state.ndim)
+        ]
+        where = dict(
+            shape=level.shape,
+            chunks=level.chunks,
+            y_axis=y,
+            x_axis=x,
+            view_rect=(vy0 / fy, vy1 / fy, vx0 / fx, vx1 / fx),
+            screen=screen,
+        )
         geometry, tiles = plan_plane(indices=indices, **where)
         coarse_geometry, coarse_tiles = None, ()
         stride = coarse_stride(**where)
@@ -106,11 +116,20 @@ class PlaneController(QObject):
             coarse, coarse_tiles = plan_plane(indices=indices, stride=stride, **where)
             coarse_geometry = scale_geometry(coarse, (fy, fx))
         return PlaneRequest(
-            generation=state.generation, node_path=self.node_path, level=k,
-            level_path=level.path, y_axis=y, x_axis=x, plane_key=state.plane_key() + (k,),
-            geometry=scale_geometry(geometry, (fy, fx)), tiles=tiles,
-            chunk_shape=(level.chunks[y], level.chunks[x]), factor=(fy, fx),
-            coarse_geometry=coarse_geometry, coarse_tiles=coarse_tiles)
+            generation=state.generation,
+            node_path=self.node_path,
+            level=k,
+            level_path=level.path,
+            y_axis=y,
+            x_axis=x,
+            plane_key=state.plane_key() + (k,),
+            geometry=scale_geometry(geometry, (fy, fx)),
+            tiles=tiles,
+            chunk_shape=(level.chunks[y], level.chunks[x]),
+            factor=(fy, fx),
+            coarse_geometry=coarse_geometry,
+            coarse_tiles=coarse_tiles,
+        )
 
     def covers(self, request: PlaneRequest, view_rect) -> bool:
         """Whether the current request already shows ``view_rect`` at the new request's detail."""
@@ -122,9 +141,12 @@ class PlaneController(QObject):
         g = current.geometry
         vy0, vy1, vx0, vx1 = view_rect
         shape = self.levels[0].shape
-        return (g.y0 <= max(vy0, 0) and g.x0 <= max(vx0, 0)
-                and g.y0 + g.ny * g.sy >= min(vy1, shape[request.y_axis]) - g.sy
-                and g.x0 + g.nx * g.sx >= min(vx1, shape[request.x_axis]) - g.sx)
+        return (
+            g.y0 <= max(vy0, 0)
+            and g.x0 <= max(vx0, 0)
+            and g.y0 + g.ny * g.sy >= min(vy1, shape[request.y_axis]) - g.sy
+            and g.x0 + g.nx * g.sx >= min(vx1, shape[request.x_axis]) - g.sx
+        )
 
     def update_view(self, view_rect, screen, *, force: bool = False) -> bool:
         """Request what ``view_rect`` needs unless it is already loaded or loading."""
@@ -143,9 +165,13 @@ class PlaneController(QObject):
         self.request = request
         self._dirty.clear()
         shape = self.levels[0].shape
-        self.grid_item.reset((request.chunk_shape[0] * request.factor[0],
-                              request.chunk_shape[1] * request.factor[1]),
-                             (shape[request.y_axis], shape[request.x_axis]))
+        self.grid_item.reset(
+            (
+                request.chunk_shape[0] * request.factor[0],
+                request.chunk_shape[1] * request.factor[1],
+            ),
+            (shape[request.y_axis], shape[request.x_axis]),
+        )
         array = self.arrays[request.level]
         self.loader.submit(request, array)
         state = self.state
@@ -163,8 +189,12 @@ class PlaneController(QObject):
         old = self.request
         self._prepare_coarse(request, shown)
         self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
-        if (old is not None and self.raw is not None and self.raw.dtype == dtype
-                and self.display.dtype == shown):
+        if (
+            old is not None
+            and self.raw is not None
+            and self.raw.dtype == dtype
+            and self.display.dtype == shown
+        ):
             if old.geometry != g:
                 self.raw = resample(self.raw, old.geometry, g, np.zeros((), dtype)[()])
                 self.display = resample(self.display, old.geometry, g, 0)
@@ -241,7 +271,8 @@ class PlaneController(QObject):
         try:
             self.raw[rows, cols] = block
             self.display[rows, cols] = transforms.to_display(
-                block, field_name=state.field_name, complex_mode=state.complex_mode)
+                block, field_name=state.field_name, complex_mode=state.complex_mode
+            )
             if good is None:
                 self.loaded[rows, cols] = True
             else:  # failed chunks stay blank and not loaded (the preview may still cover them)
@@ -262,7 +293,8 @@ class PlaneController(QObject):
         good = self._good(len(request.tiles) + index, future)
         try:
             self.coarse_display[rows, cols] = transforms.to_display(
-                block, field_name=state.field_name, complex_mode=state.complex_mode)
+                block, field_name=state.field_name, complex_mode=state.complex_mode
+            )
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
             return

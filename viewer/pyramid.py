@@ -21,10 +21,10 @@ logger = logging.getLogger(__name__)
 class Pyramid:
     """What the image view shows: level 0 first, with the group that describes it (if any)."""
 
-    node: object              # the array shown at level 0
+    node: object  # the array shown at level 0
     levels: list[Level]
     arrays: list
-    group: object | None      # the OME-Zarr image group, or None
+    group: object | None  # the OME-Zarr image group, or None
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
 
 
@@ -59,7 +59,6 @@ def _parent_path(path: str) -> str | None:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-
 def _build(node, group, paths: list[str]) -> Pyramid | None:
     arrays = []
     for path in paths:
@@ -68,17 +67,33 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
             return None
         arrays.append(child)
     factors = level_factors([tuple(a.shape) for a in arrays])
-    levels = [Level(path=a.path, shape=tuple(a.shape), chunks=tuple(a.chunks), factors=f)
-              for a, f in zip(arrays, factors, strict=True)]
-    return Pyramid(node=arrays[0], levels=levels, arrays=arrays, group=group,
-                   axis_names=_axis_names(group, arrays[0]))
+    levels = [
+        Level(path=a.path, shape=tuple(a.shape), chunks=tuple(a.chunks), factors=f)
+        for a, f in zip(arrays, factors, strict=True)
+    ]
+    return Pyramid(
+        node=arrays[0],
+        levels=levels,
+        arrays=arrays,
+        group=group,
+        axis_names=_axis_names(group, arrays[0]),
+    )
 
 
 def single(node) -> Pyramid:
-    level = Level(path=node.path, shape=tuple(node.shape), chunks=tuple(node.chunks),
-                  factors=(1.0,) * node.ndim)
-    return Pyramid(node=node, levels=[level], arrays=[node], group=None,
-                   axis_names=tuple(node.dimension_names or ()))
+    level = Level(
+        path=node.path,
+        shape=tuple(node.shape),
+        chunks=tuple(node.chunks),
+        factors=(1.0,) * node.ndim,
+    )
+    return Pyramid(
+        node=node,
+        levels=[level],
+        arrays=[node],
+        group=None,
+        axis_names=tuple(node.dimension_names or ()),
+    )
 
 
 def _axis_names(group, node) -> tuple[str, ...]:

@@ -93,7 +93,10 @@ class StatusPanel:
         except Exception:
             logger.debug("engine counters unavailable", exc_info=True)
             return
-        self.cache.setText(f"cache {human_size(info.get('size', 0))} / "
-                           f"{human_size(info.get('capacity', 0))}")
-        self.fetched.setText(f"fetched {human_size(stats.get('bytes_fetched', 0))} in "
-                             f"{int(stats.get('requests', 0))} requests")
+        self.cache.setText(
+            f"cache {human_size(info.get('size', 0))} / {human_size(info.get('capacity', 0))}"
+        )
+        self.fetched.setText(
+            f"fetched {human_size(stats.get('bytes_fetched', 0))} in "
+            f"{int(stats.get('requests', 0))} requests"
+        )

@@ -30,8 +30,7 @@ MAX_TABLE_COLUMNS = 2000
 class ArrayTableModel(QAbstractTableModel):
     """One 2-d (or 1-d) slice: ``indices`` fix every axis but ``row_axis`` and ``col_axis``."""
 
-    def __init__(self, node, indices, row_axis: int, col_axis: int | None, on_error,
-                 parent=None):
+    def __init__(self, node, indices, row_axis: int, col_axis: int | None, on_error, parent=None):
         super().__init__(parent)
         self.node, self._on_error = node, on_error
         self._indices, self._row_axis, self._col_axis = tuple(indices), row_axis, col_axis
@@ -84,8 +83,9 @@ class ArrayTableModel(QAbstractTableModel):
         start = block * TABLE_BLOCK
         stop = min(self._rows, start + TABLE_BLOCK)
         try:
-            self._futures[block] = submit_read(self.node, self.selection(start, stop),
-                                               self._handle, "_landed", block, start, stop)
+            self._futures[block] = submit_read(
+                self.node, self.selection(start, stop), self._handle, "_landed", block, start, stop
+            )
         except Exception as exc:  # a closed store: report it
             self._on_error(exc)
 
@@ -145,8 +145,9 @@ class TableView(QWidget):
     def show_array(self, node) -> None:
         self.node = node
         self._records = np.dtype(node.dtype).names is not None
-        self.state = ViewState(shape=tuple(node.shape),
-                               dimension_names=tuple(node.dimension_names or ()))
+        self.state = ViewState(
+            shape=tuple(node.shape), dimension_names=tuple(node.dimension_names or ())
+        )
         if self._records or len(node.shape) < 2:
             self.state.set_row_axis(max(0, len(node.shape) - 1))
         self._show_controls()
@@ -159,8 +160,13 @@ class TableView(QWidget):
     def _show_slice(self) -> None:
         state, node = self.state, self.node
         col_axis = None if state.x_axis == state.y_axis or state.ndim < 2 else state.x_axis
-        model = ArrayTableModel(node, state.indices, state.y_axis, col_axis,
-                                lambda e: self.message.emit(messages.describe(e, node=node.path)))
+        model = ArrayTableModel(
+            node,
+            state.indices,
+            state.y_axis,
+            col_axis,
+            lambda e: self.message.emit(messages.describe(e, node=node.path)),
+        )
         self.stop()
         self.table.setModel(model)
         self.model = model

@@ -193,8 +193,12 @@ class Background(QObject):
     def pending(self) -> int:
         return self._pending
 
-    def run(self, fn: Callable[[], object], on_done: Callable[[object], None],
-            on_error: Callable[[BaseException], None] | None = None) -> None:
+    def run(
+        self,
+        fn: Callable[[], object],
+        on_done: Callable[[object], None],
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
         """``fn`` runs in a worker (it must not hold Qt objects); callbacks on the GUI thread."""
         if self._closed:
             return
@@ -203,8 +207,7 @@ class Background(QObject):
         self._pending += 1
         self.busy_changed.emit(self._pending)
         future = self._pool.submit(fn)
-        future.add_done_callback(
-            functools.partial(_worker_done, self._pool, self._handle, ticket))
+        future.add_done_callback(functools.partial(_worker_done, self._pool, self._handle, ticket))
 
     def _deliver(self, ticket: int, result, error) -> None:
         on_done, on_error = self._callbacks.pop(ticket, (None, None))
@@ -245,8 +248,9 @@ def _read_done(handle: int, method: str, args: tuple, future) -> None:
     post_to_handle(handle, method, *args, future)
 
 
-def _worker_done(pool: DaemonPool, handle: int, ticket: int,
-                 future: concurrent.futures.Future) -> None:
+def _worker_done(
+    pool: DaemonPool, handle: int, ticket: int, future: concurrent.futures.Future
+) -> None:
     """Runs on the worker: hand the outcome to the GUI thread, holding no Qt object."""
     if pool.closed:  # its window is gone: nobody is waiting for this
         return

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-MAX_TILES = 400          # above this, tiles group several chunks (fewer futures to track)
+MAX_TILES = 400  # above this, tiles group several chunks (fewer futures to track)
 PREFETCH_PRIORITY = 1_000_000
-MARGIN = 0.15            # read this fraction of the view beyond each edge, at lower priority
-COARSE_ABOVE = 64        # a view touching more chunks than this is first read coarsely
-COARSE_MIN_CHUNKS = 16   # the coarse pass may read this many chunks at least,
-COARSE_FRACTION = 8      # and at most this fraction of the chunks the view touches
+MARGIN = 0.15  # read this fraction of the view beyond each edge, at lower priority
+COARSE_ABOVE = 64  # a view touching more chunks than this is first read coarsely
+COARSE_MIN_CHUNKS = 16  # the coarse pass may read this many chunks at least,
+COARSE_FRACTION = 8  # and at most this fraction of the chunks the view touches
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,8 @@ class Tile:
     """A piece of the plane read by one background request."""
 
     chunk_coords: tuple[tuple[int, int], ...]  # (chunk row, chunk col) in the level's grid
-    selection: tuple                            # N-d selection into the level's array
-    out_rows: slice                             # where it lands in the buffer
+    selection: tuple  # N-d selection into the level's array
+    out_rows: slice  # where it lands in the buffer
     out_cols: slice
     priority: int
     visible: bool
@@ -69,10 +69,10 @@ class PlaneRequest:
     plane_key: tuple
     geometry: Geometry
     tiles: tuple[Tile, ...]
-    chunk_shape: tuple[int, int]      # chunk size in level coords (rows, cols), for the overlay
-    factor: tuple[float, float]        # level-0 pixels per level pixel (rows, cols)
+    chunk_shape: tuple[int, int]  # chunk size in level coords (rows, cols), for the overlay
+    factor: tuple[float, float]  # level-0 pixels per level pixel (rows, cols)
     coarse_geometry: Geometry | None = None  # the preview read first (level-0 coordinates)
-    coarse_tiles: tuple[Tile, ...] = ()      # its tiles; the fine ones are read after them
+    coarse_tiles: tuple[Tile, ...] = ()  # its tiles; the fine ones are read after them
 
 
 def level_factors(shapes: list[tuple[int, ...]]) -> list[tuple[float, ...]]:
@@ -90,7 +90,8 @@ def choose_level(levels: list[Level], y_axis: int, x_axis: int, data_per_pixel: 
     for i, level in enumerate(levels):
         factor = max(level.factors[y_axis], level.factors[x_axis])
         if factor <= data_per_pixel * 1.001 and factor >= max(
-                levels[best].factors[y_axis], levels[best].factors[x_axis]):
+            levels[best].factors[y_axis], levels[best].factors[x_axis]
+        ):
             best = i
     return best
 
@@ -118,15 +119,20 @@ def _axis_pieces(lo: int, hi: int, stride: int, chunk: int, touched: np.ndarray,
     """Per run of ``group`` touched chunks along one axis: (chunk indices, sel, out slice)."""
     pieces = []
     for i in range(0, len(touched), group):
-        run = [int(c) for c in touched[i:i + group]]
+        run = [int(c) for c in touched[i : i + group]]
         start, stop = max(lo, run[0] * chunk), min(hi, (run[-1] + 1) * chunk)
         first = lo + (-(-(start - lo) // stride)) * stride
         if first >= stop:
             continue
         count = -(-(stop - first) // stride)
         out_start = (first - lo) // stride
-        pieces.append((run, slice(first, first + (count - 1) * stride + 1, stride),
-                       slice(out_start, out_start + count)))
+        pieces.append(
+            (
+                run,
+                slice(first, first + (count - 1) * stride + 1, stride),
+                slice(out_start, out_start + count),
+            )
+        )
     return pieces
 
 
@@ -150,7 +156,8 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
     if stride is None:
         stride = choose_stride(vy1 - vy0, vx1 - vx0, *screen)
     (y0, y1, x0, x1), touched_y, touched_x = _plane_region(
-        shape, chunks, y_axis, x_axis, view_rect, stride)
+        shape, chunks, y_axis, x_axis, view_rect, stride
+    )
     ny, nx = -(-(y1 - y0) // stride), -(-(x1 - x0) // stride)
     cy, cx = chunks[y_axis], chunks[x_axis]
     group = max(1, math.ceil(math.sqrt(len(touched_y) * len(touched_x) / MAX_TILES)))
@@ -165,13 +172,21 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
             mid_y = min(max(centre[0], rsel.start), rsel.stop)
             mid_x = min(max(centre[1], csel.start), csel.stop)
             distance = math.hypot(mid_y - centre[0], mid_x - centre[1])
-            visible = (rsel.stop > vy0 and rsel.start < vy1 and csel.stop > vx0
-                       and csel.start < vx1)
+            visible = rsel.stop > vy0 and rsel.start < vy1 and csel.stop > vx0 and csel.start < vx1
             coords = tuple((a, b) for a in rchunks for b in cchunks)
             raw.append((not visible, distance, coords, tuple(selection), rout, cout, visible))
     raw.sort(key=lambda t: (t[0], t[1]))
-    tiles = tuple(Tile(chunk_coords=t[2], selection=t[3], out_rows=t[4], out_cols=t[5],
-                       priority=rank, visible=t[6]) for rank, t in enumerate(raw))
+    tiles = tuple(
+        Tile(
+            chunk_coords=t[2],
+            selection=t[3],
+            out_rows=t[4],
+            out_cols=t[5],
+            priority=rank,
+            visible=t[6],
+        )
+        for rank, t in enumerate(raw)
+    )
     return Geometry(y0=y0, x0=x0, sy=stride, sx=stride, ny=ny, nx=nx), tiles
 
 
@@ -202,20 +217,27 @@ def coarse_stride(*, shape, chunks, y_axis, x_axis, view_rect, screen) -> int | 
 def scale_geometry(geometry: Geometry, factor: tuple[float, float]) -> Geometry:
     """A level's geometry expressed in level-0 coordinates."""
     fy, fx = factor
-    return Geometry(y0=int(round(geometry.y0 * fy)), x0=int(round(geometry.x0 * fx)),
-                    sy=geometry.sy * fy, sx=geometry.sx * fx, ny=geometry.ny, nx=geometry.nx)
+    return Geometry(
+        y0=int(round(geometry.y0 * fy)),
+        x0=int(round(geometry.x0 * fx)),
+        sy=geometry.sy * fy,
+        sx=geometry.sx * fx,
+        ny=geometry.ny,
+        nx=geometry.nx,
+    )
 
 
 def coarse_index(fine: Geometry, coarse: Geometry) -> tuple[np.ndarray, np.ndarray]:
     """For each row and each column of the fine buffer, the preview pixel that covers it."""
     ys = (fine.y0 + np.arange(fine.ny) * fine.sy - coarse.y0) // coarse.sy
     xs = (fine.x0 + np.arange(fine.nx) * fine.sx - coarse.x0) // coarse.sx
-    return (np.clip(ys.astype(np.int64), 0, coarse.ny - 1),
-            np.clip(xs.astype(np.int64), 0, coarse.nx - 1))
+    return (
+        np.clip(ys.astype(np.int64), 0, coarse.ny - 1),
+        np.clip(xs.astype(np.int64), 0, coarse.nx - 1),
+    )
 
 
-def resample(old: np.ndarray, old_geometry: Geometry, new_geometry: Geometry,
-             fill) -> np.ndarray:
+def resample(old: np.ndarray, old_geometry: Geometry, new_geometry: Geometry, fill) -> np.ndarray:
     """``old`` resampled (nearest) onto ``new_geometry``: a placeholder while new data loads."""
     g = new_geometry
     ys = ((g.y0 + np.arange(g.ny) * g.sy) - old_geometry.y0) / old_geometry.sy
@@ -240,6 +262,7 @@ def neighbour_selections(tiles, slider_axis: int, index: int, size: int, distanc
                 if tile.visible:
                     selection = list(tile.selection)
                     selection[slider_axis] = neighbour
-                    out.append((neighbour, tuple(selection),
-                                PREFETCH_PRIORITY * step + tile.priority))
+                    out.append(
+                        (neighbour, tuple(selection), PREFETCH_PRIORITY * step + tile.priority)
+                    )
     return out

@@ -36,8 +36,15 @@ def _as_is(values, mode):
     return values
 
 
-_BY_KIND = {"c": _complex, "b": _bool, "f": _float, "M": _time, "m": _time,
-            "i": _as_is, "u": _as_is}
+_BY_KIND = {
+    "c": _complex,
+    "b": _bool,
+    "f": _float,
+    "M": _time,
+    "m": _time,
+    "i": _as_is,
+    "u": _as_is,
+}
 
 
 def is_numeric(dtype: np.dtype) -> bool:
@@ -48,8 +55,11 @@ def numeric_fields(dtype: np.dtype) -> list[str]:
     """Fields of a structured dtype that can be imaged (nested fields are skipped)."""
     if dtype.names is None:
         return []
-    return [name for name in dtype.names
-            if dtype.fields[name][0].shape == () and is_numeric(dtype.fields[name][0])]
+    return [
+        name
+        for name in dtype.names
+        if dtype.fields[name][0].shape == () and is_numeric(dtype.fields[name][0])
+    ]
 
 
 def field_dtype(dtype: np.dtype, field_name: str | None) -> np.dtype:
@@ -68,8 +78,9 @@ def select_field(values: np.ndarray, field_name: str | None) -> np.ndarray:
     return values
 
 
-def to_display(values: np.ndarray, *, field_name: str | None = None,
-               complex_mode: str = "magnitude") -> np.ndarray:
+def to_display(
+    values: np.ndarray, *, field_name: str | None = None, complex_mode: str = "magnitude"
+) -> np.ndarray:
     """The real-valued array to draw for ``values`` (a copy only where the type needs one)."""
     values = select_field(values, field_name)
     if complex_mode not in COMPLEX_MODES:
@@ -83,8 +94,9 @@ def to_display(values: np.ndarray, *, field_name: str | None = None,
 
 
 def display_dtype(dtype: np.dtype, field_name: str | None, complex_mode: str) -> np.dtype:
-    return to_display(np.zeros(1, dtype=dtype), field_name=field_name,
-                      complex_mode=complex_mode).dtype
+    return to_display(
+        np.zeros(1, dtype=dtype), field_name=field_name, complex_mode=complex_mode
+    ).dtype
 
 
 def format_value(value) -> str:

@@ -98,7 +98,7 @@ class HierarchyModel(QAbstractItemModel):
     """Columns: name, shape, data type. The top-level row is the store's root node."""
 
     listing_failed = Signal(object)  # messages.UserMessage
-    listed = Signal(str)             # path of a group whose children were inserted
+    listed = Signal(str)  # path of a group whose children were inserted
 
     def __init__(self, background: Background, parent: QObject | None = None):
         super().__init__(parent)
@@ -139,7 +139,7 @@ class HierarchyModel(QAbstractItemModel):
         item = self._root.children[0]
         parts = [p for p in path.strip("/").split("/") if p]
         base = [p for p in item.path.split("/") if p]
-        parts = parts[len(base):] if parts[:len(base)] == base else parts
+        parts = parts[len(base) :] if parts[: len(base)] == base else parts
         for part in parts:
             match = [c for c in (item.children or []) if c.name == part]
             if not match:
@@ -188,9 +188,11 @@ class HierarchyModel(QAbstractItemModel):
         item = self.item(parent)
         item.fetching = True
         epoch, group = self.epoch, item.node
-        self._background.run(lambda: list_members(group),
-                             lambda members: self._insert(epoch, item, members),
-                             lambda exc: self._listing_error(epoch, item, exc))
+        self._background.run(
+            lambda: list_members(group),
+            lambda members: self._insert(epoch, item, members),
+            lambda exc: self._listing_error(epoch, item, exc),
+        )
 
     def _insert(self, epoch: int, item: TreeItem, members) -> None:
         if epoch != self.epoch:
@@ -241,8 +243,7 @@ class HierarchyModel(QAbstractItemModel):
                 return shape_text(item.node)
             return "" if item.is_group else type_text(item.node)
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
-            return icon("error" if item.error or item.node is None
-                        else node_icon_name(item.node))
+            return icon("error" if item.error or item.node is None else node_icon_name(item.node))
         if role == Qt.ItemDataRole.ToolTipRole:
             return item.error or f"/{item.path}"
         if role == NODE_ROLE:
@@ -251,8 +252,9 @@ class HierarchyModel(QAbstractItemModel):
             return item.path
         return None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
         return None

@@ -47,7 +47,8 @@ class ViewState:
         if not self.dimension_names or len(self.dimension_names) != ndim:
             self.dimension_names = tuple(f"dim_{i}" for i in range(ndim))
         self.dimension_names = tuple(
-            name if name else f"dim_{i}" for i, name in enumerate(self.dimension_names))
+            name if name else f"dim_{i}" for i, name in enumerate(self.dimension_names)
+        )
         if not self.indices:
             self.indices = [0] * ndim
         if ndim >= 2 and (self.y_axis, self.x_axis) == (0, 1):
@@ -112,14 +113,17 @@ class ViewState:
         axes = list(range(self.ndim)) if len(values) == self.ndim else self.slider_axes
         if len(values) > len(axes):
             names = ", ".join(f"'{self.dimension_names[a]}'" for a in self.slider_axes)
-            raise IndexError(f"--index has {len(values)} values, but only the axes not displayed "
-                             f"take one ({names or 'none'}), or every axis ({self.ndim})")
+            raise IndexError(
+                f"--index has {len(values)} values, but only the axes not displayed "
+                f"take one ({names or 'none'}), or every axis ({self.ndim})"
+            )
         wanted = {}
         for axis, value in zip(axes, values, strict=False):
             size = self.shape[axis]
             if not -size <= value < size:
-                raise IndexError(f"--index {value} is outside axis '{self.dimension_names[axis]}'"
-                                 f" of size {size}")
+                raise IndexError(
+                    f"--index {value} is outside axis '{self.dimension_names[axis]}' of size {size}"
+                )
             wanted[axis] = value % size
         for axis, value in wanted.items():
             if axis in self.slider_axes:

@@ -69,8 +69,9 @@ def _index_item(node: ast.AST):
     if isinstance(node, ast.Constant) and node.value is Ellipsis:
         return Ellipsis
     if isinstance(node, ast.Slice):
-        return slice(*(None if part is None else _int(part)
-                       for part in (node.lower, node.upper, node.step)))
+        return slice(
+            *(None if part is None else _int(part) for part in (node.lower, node.upper, node.step))
+        )
     return _int(node)
 
 
@@ -113,8 +114,9 @@ def parse_selection(text: str) -> tuple:
             raise ValueError("'...' may appear only once")
     except (SyntaxError, ValueError) as exc:
         reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        raise UsageError(f"invalid selection {text!r}: {reason}; use NumPy indexing like "
-                         f"'[0, :, 100:200]'") from exc
+        raise UsageError(
+            f"invalid selection {text!r}: {reason}; use NumPy indexing like '[0, :, 100:200]'"
+        ) from exc
     return selection
 
 
@@ -168,8 +170,9 @@ def _print_tree(group, prefix: str, depth: int | None) -> None:
             print(f"{prefix}{branch}{name}  {_shape(child)}")
         else:
             print(f"{prefix}{branch}{name}/")
-            _print_tree(child, prefix + ("    " if last else "│   "),
-                        None if depth is None else depth - 1)
+            _print_tree(
+                child, prefix + ("    " if last else "│   "), None if depth is None else depth - 1
+            )
 
 
 def cmd_get(args) -> int:
@@ -192,8 +195,10 @@ def cmd_get(args) -> int:
         exc.message = f"{args.url}: selection {args.selection}: {exc.message}"
         raise
     data = write_output(data, out, suffix)
-    print(f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
-          file=sys.stderr)
+    print(
+        f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -203,23 +208,32 @@ def common_parser() -> argparse.ArgumentParser:
     ``--debug`` after the command as well as before it."""
     common = argparse.ArgumentParser(add_help=False)
     output = common.add_argument_group("output")  # also before the command (main parser)
-    output.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
-                        help="log more")
-    output.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show tracebacks of errors")
+    output.add_argument(
+        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more"
+    )
+    output.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+    )
     group = common.add_argument_group("storage options")
     group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")
     group.add_argument("--endpoint-url", metavar="URL", help="S3-compatible endpoint")
-    group.add_argument("-O", dest="storage_option", action="append", default=[],
-                       metavar="KEY=VALUE", help="fsspec storage option (repeatable; JSON "
-                       "values; dotted keys nest)")
+    group.add_argument(
+        "-O",
+        dest="storage_option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="fsspec storage option (repeatable; JSON values; dotted keys nest)",
+    )
     return common
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="zarrfs", description="Look into Zarr v2/v3 data: summaries, trees, selections, "
-        "a FUSE mount and a desktop viewer.")
+        prog="zarrfs",
+        description="Look into Zarr v2/v3 data: summaries, trees, selections, "
+        "a FUSE mount and a desktop viewer.",
+    )
     parser.add_argument("--version", action="version", version=f"zarrfs {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="log more")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -230,8 +244,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", parents=[common], help="a node's metadata as a summary")
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--stored-size", action="store_true",
-                   help="also list the store for the stored size and compression ratio")
+    p.add_argument(
+        "--stored-size",
+        action="store_true",
+        help="also list the store for the stored size and compression ratio",
+    )
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("tree", parents=[common], help="the hierarchy")
@@ -243,8 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("url")
     p.add_argument("selection", help="NumPy indexing, e.g. '[0, :, 100:200]'")
     p.add_argument("-o", "--output", required=True, help="FILE.npy, FILE.tif or FILE.csv")
-    p.add_argument("--progress", action="store_true", help="show a progress bar even when "
-                   "stderr is not a terminal")
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="show a progress bar even when stderr is not a terminal",
+    )
     p.set_defaults(func=cmd_get)
 
     _optional_subcommands(sub, common)

@@ -20,7 +20,7 @@ def _expand(selection: tuple, ndim: int) -> list:
     items = list(selection)
     if Ellipsis in items:
         i = items.index(Ellipsis)
-        items[i:i + 1] = [slice(None)] * (ndim - len(items) + 1)
+        items[i : i + 1] = [slice(None)] * (ndim - len(items) + 1)
     return items + [slice(None)] * (ndim - len(items))
 
 
@@ -43,10 +43,10 @@ def read_selection(arr, selection: tuple, *, progress: bool = False) -> np.ndarr
     bar = _bar(len(rows), progress)
     try:
         for i in range(0, len(rows), per_slab):
-            part = rows[i:i + per_slab]
+            part = rows[i : i + per_slab]
             stop = part[-1] + (1 if part.step > 0 else -1)
             sub = slice(part[0], stop if stop >= 0 else None, part.step)
-            arr.read((sub, *items[1:]), out=out[i:i + len(part)])
+            arr.read((sub, *items[1:]), out=out[i : i + len(part)])
             bar.update(len(part))
     finally:
         bar.close()
@@ -92,8 +92,10 @@ def _fixed_width(data: np.ndarray) -> np.ndarray:
         if value[-1:] == nul:
             index = ", ".join(map(str, np.unravel_index(flat_index, data.shape)))
             kind = "strings" if text else "bytes"
-            raise OutputError(f"value [{index}] of the selection ends in a NUL character, "
-                              f"which .npy fixed-width {kind} cannot hold; use .csv to keep it")
+            raise OutputError(
+                f"value [{index}] of the selection ends in a NUL character, "
+                f"which .npy fixed-width {kind} cannot hold; use .csv to keep it"
+            )
     return data.astype(str if text else bytes)
 
 
@@ -101,15 +103,15 @@ def _write_tiff(data: np.ndarray, path: Path) -> None:
     import tifffile
 
     if data.ndim < 2:
-        raise OutputError(f"TIFF needs a 2-D selection (or a stack of planes), got shape "
-                          f"{data.shape}")
+        raise OutputError(
+            f"TIFF needs a 2-D selection (or a stack of planes), got shape {data.shape}"
+        )
     if data.dtype.kind not in "biufc" or data.dtype.fields is not None:  # as the mount offers
         raise OutputError(f"TIFF cannot hold {data.dtype} data; use .npy")
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
     data = data.astype(data.dtype.newbyteorder("="), copy=False)
-    tifffile.imwrite(path, data, photometric="minisblack",
-                     bigtiff=data.nbytes > 2**32 - 2**25)
+    tifffile.imwrite(path, data, photometric="minisblack", bigtiff=data.nbytes > 2**32 - 2**25)
 
 
 def _write_csv(data: np.ndarray, path: Path) -> None:

@@ -23,8 +23,9 @@ def write_csv(values: np.ndarray, stream: TextIO) -> None:
     if kind not in "Mm":  # Python scalars format faster; dates and durations keep NumPy's text
         rows = rows.tolist()
     cell = _CELLS.get(kind, str)
-    writer = csv.writer(stream, lineterminator="\n",
-                        quoting=csv.QUOTE_ALL if kind in "OUS" else csv.QUOTE_MINIMAL)
+    writer = csv.writer(
+        stream, lineterminator="\n", quoting=csv.QUOTE_ALL if kind in "OUS" else csv.QUOTE_MINIMAL
+    )
     if values.size:
         writer.writerows([cell(v) for v in row] for row in rows)
 

@@ -30,8 +30,9 @@ def _selection(text: str):
         if isinstance(n, ast.Constant) and n.value is Ellipsis:
             return Ellipsis
         if isinstance(n, ast.Slice):
-            return slice(*(None if p is None else ast.literal_eval(p)
-                           for p in (n.lower, n.upper, n.step)))
+            return slice(
+                *(None if p is None else ast.literal_eval(p) for p in (n.lower, n.upper, n.step))
+            )
         return ast.literal_eval(n)
 
     if isinstance(node, ast.Tuple):

@@ -35,8 +35,14 @@ def _objects_only(http_server, root):
 
 def test_v3_array_and_consolidated_group_open(http_server, zarr_writer):
     data = np.arange(24 * 20, dtype="f4").reshape(24, 20)
-    w = zarr_writer(data, path="g/a", chunks=(8, 8), attributes={"unit": "K"},
-                    dimension_names=("y", "x"), consolidate=True)
+    w = zarr_writer(
+        data,
+        path="g/a",
+        chunks=(8, 8),
+        attributes={"unit": "K"},
+        dimension_names=("y", "x"),
+        consolidate=True,
+    )
     server = _objects_only(http_server, w.root)
     arr = zarrfs.open(f"{server.url}/g/a")
     np.testing.assert_array_equal(arr[...], data)
@@ -100,7 +106,7 @@ def test_other_failures_of_documents_that_do_not_decide_the_node(http_server, za
     np.testing.assert_array_equal(zarrfs.open(f"{server.url}/v3")[...], data)
     server.faults.clear()
     server.faults.status(500, pattern=r"v2/\.zattrs$")  # the attributes of a v2 node: not
-    with pytest.raises(engine.StoreError) as err:       # silently left out
+    with pytest.raises(engine.StoreError) as err:  # silently left out
         zarrfs.open(f"{server.url}/v2")
     assert not isinstance(err.value, engine.AccessDeniedError)
     assert err.value.key == ".zattrs" and "/v2" in str(err.value)

@@ -14,9 +14,19 @@ HERE = Path(__file__).resolve().parent
 def test_conformance_corpus_passes_in_full(corpus_dir):
     reader = HERE / "conformance_reader.py"
     proc = subprocess.run(
-        [sys.executable, str(corpus_dir / "check_reader.py"), f"{reader}:read",
-         "--meta-fn", f"{reader}:meta", "-q"],
-        capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
+        [
+            sys.executable,
+            str(corpus_dir / "check_reader.py"),
+            f"{reader}:read",
+            "--meta-fn",
+            f"{reader}:meta",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=HERE.parents[1],
+    )
     tail = proc.stdout.strip().splitlines()[-1]
     match = re.fullmatch(r"(\d+) passed, (\d+) failed", tail)
     assert match, proc.stdout[-3000:] + proc.stderr[-3000:]

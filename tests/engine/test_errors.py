@@ -20,8 +20,16 @@ def _write_zarray(root, doc, chunks: dict | None = None):
         (root / key).write_bytes(value)
 
 
-BASE = {"zarr_format": 2, "shape": [4], "chunks": [4], "dtype": "<i4", "compressor": None,
-        "fill_value": 0, "order": "C", "filters": None}
+BASE = {
+    "zarr_format": 2,
+    "shape": [4],
+    "chunks": [4],
+    "dtype": "<i4",
+    "compressor": None,
+    "fill_value": 0,
+    "order": "C",
+    "filters": None,
+}
 
 
 def test_missing_node(tmp_path):
@@ -54,10 +62,16 @@ def test_unknown_codec_named(tmp_path):
 
 
 def test_unknown_v3_codec_and_dtype(tmp_path):
-    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
-           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-           "codecs": [{"name": "bytes"}, {"name": "mystery"}]}
+    doc = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [4],
+        "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0,
+        "codecs": [{"name": "bytes"}, {"name": "mystery"}],
+    }
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
     with pytest.raises(engine.UnknownCodecError, match="mystery"):
@@ -69,22 +83,48 @@ def test_unknown_v3_codec_and_dtype(tmp_path):
         zarrfs.open(str(tmp_path / "a"))
 
 
-V3 = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
-      "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-      "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}
+V3 = {
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [4],
+    "data_type": "int32",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+    "chunk_key_encoding": {"name": "default"},
+    "fill_value": 0,
+    "codecs": [{"name": "bytes"}],
+}
 
 
-@pytest.mark.parametrize(("document", "error", "words"), [
-    ({**V3, "codecs": [{"name": "bytes"}, {"name": "mystery"}]}, engine.UnknownCodecError,
-     "unknown codec 'mystery'; zarrfs knows blosc"),
-    ({**V3, "data_type": "int3"}, engine.UnknownDataTypeError, "int3"),
-    ({**V3, "codecs": [{"name": "transpose", "configuration": {"order": [1]}},
-                       {"name": "bytes"}]}, engine.MetadataError, "transpose"),
-    ({**V3, "codecs": [{"name": "bytes", "configuration": {"endian": "middle"}}]},
-     engine.MetadataError, "endian"),
-    ({**BASE, "compressor": {"id": "fancyzip"}}, engine.UnknownCodecError, "fancyzip"),
-    ({**BASE, "dtype": "<q9"}, engine.UnknownDataTypeError, "q9"),
-], ids=["v3 codec", "v3 data type", "transpose order", "endian", "v2 codec", "v2 dtype"])
+@pytest.mark.parametrize(
+    ("document", "error", "words"),
+    [
+        (
+            {**V3, "codecs": [{"name": "bytes"}, {"name": "mystery"}]},
+            engine.UnknownCodecError,
+            "unknown codec 'mystery'; zarrfs knows blosc",
+        ),
+        ({**V3, "data_type": "int3"}, engine.UnknownDataTypeError, "int3"),
+        (
+            {
+                **V3,
+                "codecs": [
+                    {"name": "transpose", "configuration": {"order": [1]}},
+                    {"name": "bytes"},
+                ],
+            },
+            engine.MetadataError,
+            "transpose",
+        ),
+        (
+            {**V3, "codecs": [{"name": "bytes", "configuration": {"endian": "middle"}}]},
+            engine.MetadataError,
+            "endian",
+        ),
+        ({**BASE, "compressor": {"id": "fancyzip"}}, engine.UnknownCodecError, "fancyzip"),
+        ({**BASE, "dtype": "<q9"}, engine.UnknownDataTypeError, "q9"),
+    ],
+    ids=["v3 codec", "v3 data type", "transpose order", "endian", "v2 codec", "v2 dtype"],
+)
 def test_metadata_errors_name_the_document(tmp_path, document, error, words):
     """What the CLI, the mount's log and the viewer show is the message: it names the
     document it is about, whichever part of the parser raised."""
@@ -117,8 +157,9 @@ def test_pickle_refused_never_unpickled(tmp_path):
             return (exec, ("import pathlib; pathlib.Path('PWNED').write_text('x')",))
 
     payload = pickle.dumps(np.array([Boom()], dtype=object))
-    _write_zarray(tmp_path / "a", {**BASE, "dtype": "|O", "filters": [{"id": "pickle"}]},
-                  {"0": payload})
+    _write_zarray(
+        tmp_path / "a", {**BASE, "dtype": "|O", "filters": [{"id": "pickle"}]}, {"0": payload}
+    )
     with pytest.raises(engine.UnsupportedError, match="pickle"):
         zarrfs.open(str(tmp_path / "a"))
     assert not (tmp_path / "PWNED").exists()
@@ -126,8 +167,9 @@ def test_pickle_refused_never_unpickled(tmp_path):
 
 def test_corrupt_chunk_raises_decode_error_with_key(tmp_path):
     blob = numcodecs.Zstd().encode(np.arange(4, dtype="<i4").tobytes())
-    _write_zarray(tmp_path / "a", {**BASE, "compressor": {"id": "zstd", "level": 1}},
-                  {"0": blob[:-3]})
+    _write_zarray(
+        tmp_path / "a", {**BASE, "compressor": {"id": "zstd", "level": 1}}, {"0": blob[:-3]}
+    )
     arr = zarrfs.open(str(tmp_path / "a"))
     with pytest.raises(engine.ChunkDecodeError) as err:
         arr[...]
@@ -151,6 +193,7 @@ def test_checksum_mismatch(tmp_path):
 
 def test_v3_crc32c_mismatch(zarr_writer, tmp_path):
     import zarr.codecs as zc
+
     data = np.arange(16, dtype="i4")
     w = zarr_writer(data, chunks=(16,), compressors=[zc.Crc32cCodec()], zarr_format=3)
     chunk = w.location / "c" / "0"
@@ -166,7 +209,7 @@ def test_truncated_shard(zarr_writer):
     w = zarr_writer(data, chunks=(8, 8), shards=(64, 64), compressors=None)
     shard = w.location / "c" / "0" / "0"
     raw = shard.read_bytes()
-    shard.write_bytes(raw[:100] + raw[-(64 * 16 + 4):])  # index intact, chunks cut
+    shard.write_bytes(raw[:100] + raw[-(64 * 16 + 4) :])  # index intact, chunks cut
     engine.set_cache_size(0)
     try:
         with pytest.raises(engine.ChunkDecodeError, match="truncated"):
@@ -187,9 +230,12 @@ def test_out_of_range_index(zarr_writer):
 def test_engine_imports_no_front_end():
     import subprocess
     import sys
-    code = ("import sys, zarrfs, zarrfs.engine as e; "
-            "bad = [m for m in ('mfusepy', 'fuse', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
-            "print(bad); sys.exit(1 if bad else 0)")
+
+    code = (
+        "import sys, zarrfs, zarrfs.engine as e; "
+        "bad = [m for m in ('mfusepy', 'fuse', 'PySide6', 'pyqtgraph') if m in sys.modules]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -204,28 +250,43 @@ def test_broken_child_does_not_hide_its_siblings(zarr_writer):
         g["bad"]
 
 
-V3 = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
-      "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-      "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes"}]}
+V3 = {
+    "zarr_format": 3,
+    "node_type": "array",
+    "shape": [4],
+    "data_type": "int32",
+    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+    "chunk_key_encoding": {"name": "default"},
+    "fill_value": 0,
+    "codecs": [{"name": "bytes"}],
+}
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    ({"chunk_grid": {"name": "regular", "configuration": "x"}},
-     "chunk_grid.configuration must be an object"),
-    ({"chunk_key_encoding": {"name": "default", "configuration": 5}},
-     "chunk_key_encoding.configuration must be an object"),
-    ({"data_type": {"name": "structured", "configuration": {"fields": "x"}}}, "malformed"),
-    ({"data_type": {"name": "structured", "configuration": {"fields": [[1]]}}}, "malformed"),
-])
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            {"chunk_grid": {"name": "regular", "configuration": "x"}},
+            "chunk_grid.configuration must be an object",
+        ),
+        (
+            {"chunk_key_encoding": {"name": "default", "configuration": 5}},
+            "chunk_key_encoding.configuration must be an object",
+        ),
+        ({"data_type": {"name": "structured", "configuration": {"fields": "x"}}}, "malformed"),
+        ({"data_type": {"name": "structured", "configuration": {"fields": [[1]]}}}, "malformed"),
+    ],
+)
 def test_a_document_of_the_wrong_shape_is_a_metadata_error(tmp_path, change, words):
     """Parsers meet strings where objects belong: a MetadataError naming the document, opened
     as the root or as a child, never an AttributeError or IndexError."""
     (tmp_path / "g" / "a").mkdir(parents=True)
-    (tmp_path / "g" / "zarr.json").write_text(json.dumps(
-        {"zarr_format": 3, "node_type": "group"}))
+    (tmp_path / "g" / "zarr.json").write_text(json.dumps({"zarr_format": 3, "node_type": "group"}))
     (tmp_path / "g" / "a" / "zarr.json").write_text(json.dumps({**V3, **change}))
-    for open_it in (lambda: zarrfs.open(str(tmp_path / "g" / "a")),
-                    lambda: zarrfs.open(str(tmp_path / "g"))["a"]):
+    for open_it in (
+        lambda: zarrfs.open(str(tmp_path / "g" / "a")),
+        lambda: zarrfs.open(str(tmp_path / "g"))["a"],
+    ):
         with pytest.raises(engine.MetadataError) as err:
             open_it()
         assert words in str(err.value) and "a/zarr.json" in str(err.value)
@@ -239,8 +300,14 @@ def test_an_impossible_v2_subarray_is_a_metadata_error(tmp_path, consolidated):
     doc = {**BASE, "dtype": [["x", "<i4", [2**70, 1]]]}
     _write_zarray(root / "a", doc)
     if consolidated:
-        (root / ".zmetadata").write_text(json.dumps({"zarr_consolidated_format": 1, "metadata": {
-            ".zgroup": {"zarr_format": 2}, "a/.zarray": doc}}))
+        (root / ".zmetadata").write_text(
+            json.dumps(
+                {
+                    "zarr_consolidated_format": 1,
+                    "metadata": {".zgroup": {"zarr_format": 2}, "a/.zarray": doc},
+                }
+            )
+        )
     with pytest.raises(engine.MetadataError) as err:
         zarrfs.open(str(root))["a"]
     assert "malformed" in str(err.value) or "dtype" in str(err.value)
@@ -263,8 +330,11 @@ def test_a_directory_with_no_zarr_data_is_not_walked_whole(tmp_path, monkeypatch
             (tmp_path / "plain" / f"d{i}" / f"e{j}").mkdir(parents=True)
     listed = []
     real = engine.store.Store.list_dir
-    monkeypatch.setattr(engine.store.Store, "list_dir",
-                        lambda self, prefix: listed.append(prefix) or real(self, prefix))
+    monkeypatch.setattr(
+        engine.store.Store,
+        "list_dir",
+        lambda self, prefix: listed.append(prefix) or real(self, prefix),
+    )
     with pytest.raises(engine.NodeNotFoundError):
         zarrfs.open(str(tmp_path / "plain"))
     assert 30 < len(listed) <= 100
@@ -291,15 +361,21 @@ def test_a_corrupt_vlen_item_count_is_a_decode_error(tmp_path, zarr_format, dtyp
 
     import zarr
     from zarr.core.dtype import VariableLengthBytes, VariableLengthUTF8
+
     values = np.array(["ab", "c", "", "def"], dtype=object)
     if dtype is bytes:
         values = np.array([v.encode() for v in values], dtype=object)
     root = tmp_path / "v.zarr"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "no Zarr V3 specification" for these data types
-        zarr.create_array(str(root), shape=(4,), chunks=(2,), zarr_format=zarr_format,
-                          dtype=VariableLengthUTF8() if dtype is str else VariableLengthBytes(),
-                          compressors=None)[:] = values
+        zarr.create_array(
+            str(root),
+            shape=(4,),
+            chunks=(2,),
+            zarr_format=zarr_format,
+            dtype=VariableLengthUTF8() if dtype is str else VariableLengthBytes(),
+            compressors=None,
+        )[:] = values
     key = "1" if zarr_format == 2 else "c/1"
     (root / key).write_bytes((2**32 - 16).to_bytes(4, "little") + bytes(26))
     arr = zarrfs.open(str(root))
@@ -324,8 +400,10 @@ def test_numcodecs_vlen_codecs_check_the_item_count_too(codec_id):
             codec.decode(corrupt, spec)
 
 
-@pytest.mark.parametrize(("text", "nbytes"), [("1G", 1 << 30), ("64MiB", 64 << 20),
-                                              ("1048576", 1 << 20), ("lots", 512 << 20)])
+@pytest.mark.parametrize(
+    ("text", "nbytes"),
+    [("1G", 1 << 30), ("64MiB", 64 << 20), ("1048576", 1 << 20), ("lots", 512 << 20)],
+)
 def test_the_cache_budget_from_the_environment_takes_sizes(text, nbytes):
     """``ZARRFS_CACHE_BYTES=1G`` is 1 GiB, as ``-o cache_size=1G`` is; a value that is not a
     size keeps the default and says so."""
@@ -334,8 +412,12 @@ def test_the_cache_budget_from_the_environment_takes_sizes(text, nbytes):
     import sys
 
     code = "import zarrfs.engine as e; print(e.cache_info()['capacity'])"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={**os.environ, "ZARRFS_CACHE_BYTES": text},
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ZARRFS_CACHE_BYTES": text},
+        check=True,
+    )
     assert int(result.stdout) == nbytes
     assert ("not a size: 'lots'" in result.stderr) == (text == "lots")

@@ -27,7 +27,9 @@ def _assemble(data: np.ndarray, chunks, selection):
     out = np.full(out_shape(dims), -1, dtype=data.dtype)
     seen = np.zeros(out.shape, dtype=int)
     for req in plan(dims, chunks, data.shape):
-        region = tuple(slice(c * n, (c + 1) * n) for c, n in zip(req.chunk_coords, chunks, strict=True))
+        region = tuple(
+            slice(c * n, (c + 1) * n) for c, n in zip(req.chunk_coords, chunks, strict=True)
+        )
         chunk = np.full(chunks, -7, dtype=data.dtype)  # overhang beyond the array is garbage
         part = data[region]
         chunk[tuple(slice(0, s) for s in part.shape)] = part
@@ -50,7 +52,11 @@ def test_plan_matches_numpy(shape_chunks, data):
 
 def test_negative_steps_and_bounds():
     arr = np.arange(100).reshape(10, 10)
-    for sel in [(slice(None, None, -1),), (slice(8, 1, -3), slice(-2, None)), (-1, slice(None, None, -4))]:
+    for sel in [
+        (slice(None, None, -1),),
+        (slice(8, 1, -3), slice(-2, None)),
+        (-1, slice(None, None, -4)),
+    ]:
         got, _ = _assemble(arr, (3, 4), sel)
         np.testing.assert_array_equal(got, arr[sel])
 
@@ -69,18 +75,36 @@ def test_a_stride_far_larger_than_the_chunks_plans_one_chunk_per_element():
     dims = normalize_selection((slice(None, None, 2**60), slice(None, None, 2)), shape)
     reqs = plan(dims, chunks, shape)
     assert [r.chunk_coords for r in reqs] == [
-        (k * 2**60 // 10, j) for k in range(4) for j in (0, 1)]
+        (k * 2**60 // 10, j) for k in range(4) for j in (0, 1)
+    ]
     assert [r.chunk_selection for r in reqs][:2] == [
-        (slice(0, 1, 2**60), slice(0, 1, 2)), (slice(0, 1, 2**60), slice(0, 1, 2))]
+        (slice(0, 1, 2**60), slice(0, 1, 2)),
+        (slice(0, 1, 2**60), slice(0, 1, 2)),
+    ]
     assert reqs[2].chunk_selection[0] == slice(2**60 % 10, 2**60 % 10 + 1, 2**60)
     assert [r.out_selection for r in reqs][-1] == (slice(3, 4), slice(1, 2))
-    reverse = normalize_selection((slice(None, None, -2**61),), shape[:1])
+    reverse = normalize_selection((slice(None, None, -(2**61)),), shape[:1])
     assert [r.out_selection for r in plan(reverse, chunks[:1], shape[:1])] == [
-        (slice(1, 0, -1),), (slice(0, None, -1),)]
+        (slice(1, 0, -1),),
+        (slice(0, None, -1),),
+    ]
 
 
-@pytest.mark.parametrize("sel", [(10,), (-11,), (0, 0, 0), (slice(0, 1, 0),), ("a",), (1.5,),
-                                 (Ellipsis, Ellipsis), (True,), (0, False), (np.True_,)])
+@pytest.mark.parametrize(
+    "sel",
+    [
+        (10,),
+        (-11,),
+        (0, 0, 0),
+        (slice(0, 1, 0),),
+        ("a",),
+        (1.5,),
+        (Ellipsis, Ellipsis),
+        (True,),
+        (0, False),
+        (np.True_,),
+    ],
+)
 def test_bad_selections(sel):
     with pytest.raises(SelectionError):
         normalize_selection(sel, (10, 10))
@@ -98,7 +122,9 @@ def test_flat_boxes_cover_range(shape, data):
     start = data.draw(st.integers(0, size))
     stop = data.draw(st.integers(start, size))
     arr = np.arange(size).reshape(shape)
-    got = np.concatenate([arr[box].reshape(-1) for _, box in flat_boxes(start, stop, shape)]
-                         or [np.empty(0, dtype=arr.dtype)])
+    got = np.concatenate(
+        [arr[box].reshape(-1) for _, box in flat_boxes(start, stop, shape)]
+        or [np.empty(0, dtype=arr.dtype)]
+    )
     np.testing.assert_array_equal(got, np.arange(start, stop))
     assert len(flat_boxes(start, stop, shape)) <= max(1, 2 * len(shape))

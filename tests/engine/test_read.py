@@ -24,14 +24,28 @@ def _volume(shape=(6, 50, 70), dtype="uint16", seed=0):
 
 CASES = {
     "v3-zstd": dict(zarr_format=3, chunks=(2, 16, 32)),
-    "v3-blosc-sharded": dict(zarr_format=3, chunks=(1, 8, 16), shards=(2, 32, 64),
-                             compressors=zc.BloscCodec(cname="zstd", shuffle="shuffle")),
+    "v3-blosc-sharded": dict(
+        zarr_format=3,
+        chunks=(1, 8, 16),
+        shards=(2, 32, 64),
+        compressors=zc.BloscCodec(cname="zstd", shuffle="shuffle"),
+    ),
     "v3-sharded-index-start": {},  # written below with the index at the shard's start
-    "v3-transpose": dict(zarr_format=3, chunks=(3, 16, 32), filters=zc.TransposeCodec(order=(2, 0, 1))),
-    "v2-blosc-F": dict(zarr_format=2, chunks=(4, 16, 16), order="F",
-                       compressors=numcodecs.Blosc(cname="lz4", shuffle=2)),
-    "v2-slash-gzip": dict(zarr_format=2, chunks=(3, 20, 30), compressors=numcodecs.GZip(),
-                          chunk_key_encoding={"name": "v2", "separator": "/"}),
+    "v3-transpose": dict(
+        zarr_format=3, chunks=(3, 16, 32), filters=zc.TransposeCodec(order=(2, 0, 1))
+    ),
+    "v2-blosc-F": dict(
+        zarr_format=2,
+        chunks=(4, 16, 16),
+        order="F",
+        compressors=numcodecs.Blosc(cname="lz4", shuffle=2),
+    ),
+    "v2-slash-gzip": dict(
+        zarr_format=2,
+        chunks=(3, 20, 30),
+        compressors=numcodecs.GZip(),
+        chunk_key_encoding={"name": "v2", "separator": "/"},
+    ),
 }
 
 
@@ -41,19 +55,31 @@ def test_reads_match_writer(zarr_writer, case):
     data = _volume()
     if case == "v3-sharded-index-start":
         import zarr
+
         w = zarr_writer(data[:1, :1, :1], zarr_format=3)  # the store and its root group
-        z = zarr.create_array(store=str(w.root), name="array", shape=data.shape, dtype=data.dtype,
-                              chunks=(2, 16, 32), serializer=zc.ShardingCodec(
-                                  chunk_shape=(1, 8, 16), index_location="start"),
-                              compressors=None, overwrite=True, zarr_format=3)
+        z = zarr.create_array(
+            store=str(w.root),
+            name="array",
+            shape=data.shape,
+            dtype=data.dtype,
+            chunks=(2, 16, 32),
+            serializer=zc.ShardingCodec(chunk_shape=(1, 8, 16), index_location="start"),
+            compressors=None,
+            overwrite=True,
+            zarr_format=3,
+        )
         z[...] = data
     else:
         w = zarr_writer(data, **options)
     arr = zarrfs.open(str(w.root))["array"]
     assert arr.shape == data.shape and arr.dtype == data.dtype
     np.testing.assert_array_equal(arr[...], data)
-    for sel in [(3, slice(None), slice(None)), (slice(None), 17, slice(5, 66, 3)),
-                (slice(None, None, -1), slice(40, 2, -7), -1), (Ellipsis, 0)]:
+    for sel in [
+        (3, slice(None), slice(None)),
+        (slice(None), 17, slice(5, 66, 3)),
+        (slice(None, None, -1), slice(40, 2, -7), -1),
+        (Ellipsis, 0),
+    ]:
         np.testing.assert_array_equal(arr[sel], data[sel])
 
 
@@ -96,12 +122,15 @@ def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
         engine.set_cache_size(512 * 2**20)
 
 
-@pytest.mark.parametrize(("values", "codec"), [
-    (np.arange(-50, 50, dtype="<i2").reshape(10, 10), "astype"),
-    (np.linspace(-1, 1, 100).reshape(10, 10), "astype to f4"),
-    (np.arange(100).reshape(10, 10) % 3 == 0, "packbits"),
-    (np.arange(7) % 2 == 1, "packbits"),
-])
+@pytest.mark.parametrize(
+    ("values", "codec"),
+    [
+        (np.arange(-50, 50, dtype="<i2").reshape(10, 10), "astype"),
+        (np.linspace(-1, 1, 100).reshape(10, 10), "astype to f4"),
+        (np.arange(100).reshape(10, 10) % 3 == 0, "packbits"),
+        (np.arange(7) % 2 == 1, "packbits"),
+    ],
+)
 def test_v3_numcodecs_filters_that_change_the_stored_type(tmp_path, values, codec):
     """zarr-python's v3 numcodecs.astype stores ``encode_dtype``; numcodecs.packbits stores
     one uint8 of padding count plus a bit per element: the ``bytes`` codec must decode that,
@@ -112,13 +141,22 @@ def test_v3_numcodecs_filters_that_change_the_stored_type(tmp_path, values, code
     from zarr.codecs import numcodecs as znc
 
     stored = {"astype": "<i4", "astype to f4": "<f4"}.get(codec)
-    filters = [znc.PackBits()] if codec == "packbits" else \
-        [znc.AsType(encode_dtype=stored, decode_dtype=values.dtype.str)]
+    filters = (
+        [znc.PackBits()]
+        if codec == "packbits"
+        else [znc.AsType(encode_dtype=stored, decode_dtype=values.dtype.str)]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numcodecs codecs have no Zarr v3 specification
-        arr = zarr.create_array(str(tmp_path / "a.zarr"), shape=values.shape, dtype=values.dtype,
-                                chunks=tuple(max(1, s // 2) for s in values.shape),
-                                filters=filters, compressors=None, fill_value=0)
+        arr = zarr.create_array(
+            str(tmp_path / "a.zarr"),
+            shape=values.shape,
+            dtype=values.dtype,
+            chunks=tuple(max(1, s // 2) for s in values.shape),
+            filters=filters,
+            compressors=None,
+            fill_value=0,
+        )
         arr[...] = values
         expected = zarr.open_array(str(tmp_path / "a.zarr"))[...]
     got = zarrfs.open(str(tmp_path / "a.zarr"))[...]
@@ -132,12 +170,14 @@ def test_an_array_rewritten_under_its_url_never_reads_the_old_chunks(tmp_path):
     import zarr
 
     where = str(tmp_path / "a.zarr")
-    zarr.create_array(where, shape=(6,), chunks=(3,), dtype="i2", fill_value=0)[...] = \
-        np.arange(6, dtype="i2")
+    zarr.create_array(where, shape=(6,), chunks=(3,), dtype="i2", fill_value=0)[...] = np.arange(
+        6, dtype="i2"
+    )
     np.testing.assert_array_equal(zarrfs.open(where)[...], np.arange(6))  # now cached
     new = np.arange(6, dtype="f4") / 2
-    zarr.create_array(where, shape=(6,), chunks=(2,), dtype="f4", fill_value=0,
-                      overwrite=True)[...] = new
+    zarr.create_array(where, shape=(6,), chunks=(2,), dtype="f4", fill_value=0, overwrite=True)[
+        ...
+    ] = new
     got = zarrfs.open(where)[...]
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, new)
@@ -158,17 +198,29 @@ def test_missing_chunks_read_fill(zarr_writer):
 def test_v2_datetimes_without_fill_value_read_missing_chunks_as_nat(tmp_path, dtype):
     """zarr-python takes a v2 ``fill_value: null`` as NaT for times and writes no all-NaT chunk."""
     import zarr
-    z = zarr.create_array(str(tmp_path / "t.zarr"), shape=(6,), chunks=(2,), dtype=dtype,
-                          zarr_format=2, fill_value=None)
+
+    z = zarr.create_array(
+        str(tmp_path / "t.zarr"),
+        shape=(6,),
+        chunks=(2,),
+        dtype=dtype,
+        zarr_format=2,
+        fill_value=None,
+    )
     z[...] = np.array([5, "NaT", "NaT", "NaT", 7, 8], dtype=dtype)
     assert not (tmp_path / "t.zarr" / "1").exists()  # the all-NaT chunk was not written
     got = zarrfs.open(str(tmp_path / "t.zarr"))[...]
     assert got.dtype == np.dtype(dtype)
-    assert got.view("i8").tolist() == z[...].view("i8").tolist() == [
-        5, -(2**63), -(2**63), -(2**63), 7, 8]
+    assert (
+        got.view("i8").tolist()
+        == z[...].view("i8").tolist()
+        == [5, -(2**63), -(2**63), -(2**63), 7, 8]
+    )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.data())
 def test_random_selections_equal_numpy(tmp_path_factory, data):
     shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=12))
@@ -176,6 +228,7 @@ def test_random_selections_equal_numpy(tmp_path_factory, data):
     values = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape) * 3 - 5
     root = tmp_path_factory.mktemp("prop") / "s.zarr"
     from tests.zarr_oracle import write_array
+
     write_array(root, values, chunks=chunks, zarr_format=data.draw(st.sampled_from([2, 3])))
     arr = zarrfs.open(str(root))["array"]
     sel = data.draw(hnp.basic_indices(shape, allow_newaxis=False))
@@ -211,7 +264,9 @@ def test_submit_events_and_result(zarr_writer):
         np.testing.assert_array_equal(fut.result(timeout=30), data[1])
     finally:
         engine.set_cache_size(512 * 2**20)
-    assert sorted(e.chunk_coords for e in events) == sorted(arr.chunks_in((1, slice(None), slice(None))))
+    assert sorted(e.chunk_coords for e in events) == sorted(
+        arr.chunks_in((1, slice(None), slice(None)))
+    )
     assert {e.status for e in events} == {"loaded"}
     assert fut.out is not None and fut.done()
 
@@ -252,11 +307,14 @@ def test_cache_serves_repeat_reads(zarr_writer):
 
 def test_hierarchy_navigation(tmp_path):
     from tests.zarr_oracle import write_array
+
     root = tmp_path / "h.zarr"
-    write_array(root, np.arange(10), path="g1/g2/a", attributes={"units": "m"},
-                dimension_names=("x",))
+    write_array(
+        root, np.arange(10), path="g1/g2/a", attributes={"units": "m"}, dimension_names=("x",)
+    )
     write_array(root, np.ones((2, 3)), path="g1/b")
     import zarr
+
     zarr.open_group(str(root), mode="a").attrs["title"] = "root"
     g = zarrfs.open(str(root))
     assert g.kind == "group" and g.attrs == {"title": "root"}
@@ -308,21 +366,25 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
     """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
     (with the cache off); partial chunks go through one buffer and one copy."""
     import zarrfs.engine.reader as reader
+
     used = []
     real = reader._scratch
     monkeypatch.setattr(reader, "_scratch", lambda n, *a: used.append(n) or real(n, *a))
     data = _volume((3, 64, 48))
-    for options in [dict(zarr_format=3, compressors=zc.BloscCodec(cname="lz4")),
-                    dict(zarr_format=2, compressors=numcodecs.Blosc()),
-                    dict(zarr_format=3, compressors=None)]:
+    for options in [
+        dict(zarr_format=3, compressors=zc.BloscCodec(cname="lz4")),
+        dict(zarr_format=2, compressors=numcodecs.Blosc()),
+        dict(zarr_format=3, compressors=None),
+    ]:
         w = zarr_writer(data, chunks=(1, 16, 48), **options)
         arr = zarrfs.open(str(w.root))["array"]
         engine.set_cache_size(0)
         try:
             used.clear()
             np.testing.assert_array_equal(arr[1], data[1])
-            np.testing.assert_array_equal(arr.read_flat(48 * 16, data.size),
-                                          data.reshape(-1)[48 * 16:])
+            np.testing.assert_array_equal(
+                arr.read_flat(48 * 16, data.size), data.reshape(-1)[48 * 16 :]
+            )
             assert used == []  # every chunk decoded in place
             np.testing.assert_array_equal(arr[1, 5:40], data[1, 5:40])
             assert len(used) == 2  # rows 0-15 and 32-47 are partial: a buffer, then a copy;
@@ -336,10 +398,14 @@ def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
     worker hand-off); a larger one in the decode pool. Both read the right values, and a
     chunk that fails still raises, naming its key."""
     import zarrfs.engine.reader as reader
+
     threads = []
     real = reader.ArrayReader._decode
-    monkeypatch.setattr(reader.ArrayReader, "_decode", lambda self, *a, **k: (
-        threads.append(threading.current_thread()), real(self, *a, **k))[1])
+    monkeypatch.setattr(
+        reader.ArrayReader,
+        "_decode",
+        lambda self, *a, **k: (threads.append(threading.current_thread()), real(self, *a, **k))[1],
+    )
     monkeypatch.setattr(reader, "_INLINE_BYTES", 64 * 64 * 2 * 4)  # four chunks
     data = _volume((2, 256, 256))
     w = zarr_writer(data, chunks=(1, 64, 64))
@@ -361,6 +427,7 @@ def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
 def test_reads_work_in_a_forked_child(zarr_writer):
     """The mount daemonizes with fork(): pools, locks and the in-flight table start fresh."""
     import os
+
     data = _volume((2, 64, 64))
     w = zarr_writer(data, chunks=(1, 16, 16))
     arr = zarrfs.open(str(w.root))["array"]
@@ -370,8 +437,9 @@ def test_reads_work_in_a_forked_child(zarr_writer):
         ok = False
         try:
             engine.clear_caches()
-            ok = np.array_equal(arr[1], data[1]) and np.array_equal(arr.submit(0).result(30),
-                                                                    data[0])
+            ok = np.array_equal(arr[1], data[1]) and np.array_equal(
+                arr.submit(0).result(30), data[0]
+            )
         finally:
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)

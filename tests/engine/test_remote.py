@@ -98,7 +98,9 @@ def test_consolidated_corpus_over_http(http_server, corpus_dir):
     server = http_server(store)
     root = zarrfs.open(server.url)
     assert root.keys() == ["a", "empty_group", "root_array"]
-    entry, expected = _expected(corpus_dir, "zarr-python-3/v3_hierarchy_consolidated.zarr/a/array_in_a")
+    entry, expected = _expected(
+        corpus_dir, "zarr-python-3/v3_hierarchy_consolidated.zarr/a/array_in_a"
+    )
     np.testing.assert_array_equal(root["a/array_in_a"][...], expected)
 
 
@@ -202,8 +204,11 @@ def test_unreachable_store_fails_fast_after_first_error(http_server, volume):
 
 def test_stored_size_local_s3_and_unknown_over_http(http_server, s3_store, volume):
     root, _ = volume
-    expected = sum(p.stat().st_size for p in (root / "plain").rglob("*")
-                   if p.is_file() and p.name != "zarr.json")
+    expected = sum(
+        p.stat().st_size
+        for p in (root / "plain").rglob("*")
+        if p.is_file() and p.name != "zarr.json"
+    )
     assert zarrfs.open(str(root / "plain")).stored_size() == expected
     url, options = s3_store(root)
     assert zarrfs.open(url + "/plain", **options).stored_size() == expected
@@ -215,8 +220,7 @@ def test_stored_size_local_s3_and_unknown_over_http(http_server, s3_store, volum
 
 
 @pytest.mark.parametrize("path, stalled", [("plain", r"c/1/3/3$"), ("sharded", r"c/1/1/1$")])
-def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, volume, path,
-                                                                  stalled):
+def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, volume, path, stalled):
     """Each chunk is decoded and placed as its response arrives (a whole shard: as that shard
     arrives), not after the slowest response of the read."""
     root, data = volume
@@ -238,12 +242,15 @@ def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, vol
     assert max(early) < STALL / 2
 
 
-@pytest.mark.parametrize("path, selection", [
-    ("plain", (2,)),
-    ("sharded", (2, slice(0, 40), slice(0, 40))),  # part of a shard: its index comes first
-], ids=["chunks", "shard index"])
-def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume, path,
-                                                           selection):
+@pytest.mark.parametrize(
+    "path, selection",
+    [
+        ("plain", (2,)),
+        ("sharded", (2, slice(0, 40), slice(0, 40))),  # part of a shard: its index comes first
+    ],
+    ids=["chunks", "shard index"],
+)
+def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume, path, selection):
     root, data = volume
     server = http_server(root)
     arr = zarrfs.open(f"{server.url}/{path}")
@@ -307,16 +314,22 @@ WEIRD_NAMES = ["a b", "x#y", "p%20q", "q?r", "é", "plus+sign"]
 
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("consolidate", [False, True])
-def test_names_that_are_url_syntax_read_over_http(http_server, zarr_writer, zarr_format,
-                                                  consolidate):
+def test_names_that_are_url_syntax_read_over_http(
+    http_server, zarr_writer, zarr_format, consolidate
+):
     """A '#', '?' or '%' in a node's name is part of the name, not of the URL: each array
     reads its own chunks (not fill values from a truncated URL), and a listing of an index
     page gives the names as stored."""
     root = None
     for i, name in enumerate(WEIRD_NAMES):
-        w = zarr_writer(np.arange(20, dtype="i4").reshape(4, 5) + 100 * (i + 1), path=f"g/{name}",
-                        chunks=(2, 5), zarr_format=zarr_format, root=root,
-                        consolidate=consolidate and i == len(WEIRD_NAMES) - 1)
+        w = zarr_writer(
+            np.arange(20, dtype="i4").reshape(4, 5) + 100 * (i + 1),
+            path=f"g/{name}",
+            chunks=(2, 5),
+            zarr_format=zarr_format,
+            root=root,
+            consolidate=consolidate and i == len(WEIRD_NAMES) - 1,
+        )
         root = w.root
     server = http_server(root)
     g = zarrfs.open(server.url + "/g")
@@ -326,8 +339,7 @@ def test_names_that_are_url_syntax_read_over_http(http_server, zarr_writer, zarr
         np.testing.assert_array_equal(g[name][...], expected)  # not the fill value, 0
 
 
-def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, volume,
-                                                                   monkeypatch):
+def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, volume, monkeypatch):
     """No answer: the request is tried twice (one timeout each), not four times; then the
     store counts as down for a few seconds, so that a program retrying the read (the kernel
     does, through the mount) is not held up again."""
@@ -349,8 +361,9 @@ def test_user_client_kwargs_keep_the_default_timeout(http_server, volume, monkey
     monkeypatch.setenv("ZARRFS_TIMEOUT", "7")
     root, data = volume
     server = http_server(root)
-    store = engine.store.Store.from_url(server.url + "/plain",
-                                        client_kwargs={"headers": {"X-Token": "abc"}})
+    store = engine.store.Store.from_url(
+        server.url + "/plain", client_kwargs={"headers": {"X-Token": "abc"}}
+    )
     kwargs = store.fs.client_kwargs
     assert kwargs["headers"] == {"X-Token": "abc"} and kwargs["timeout"].sock_read == 7
     arr = zarrfs.open(server.url + "/plain", client_kwargs={"headers": {"X-Token": "abc"}})

@@ -82,8 +82,7 @@ def test_glob_characters_in_names_over_http(http_server, zarr_writer, no_cache):
 
 
 @pytest.mark.parametrize("sharded", [False, True])
-def test_one_unreadable_chunk_does_not_fail_the_others(http_server, zarr_writer, no_cache,
-                                                       sharded):
+def test_one_unreadable_chunk_does_not_fail_the_others(http_server, zarr_writer, no_cache, sharded):
     data = np.arange(64 * 8, dtype="i4").reshape(64, 8)
     opts = dict(chunks=(1, 8), shards=(8, 8)) if sharded else dict(chunks=(1, 8))
     w = zarr_writer(data, **opts)
@@ -104,6 +103,7 @@ def test_one_unreadable_chunk_does_not_fail_the_others(http_server, zarr_writer,
 
 def test_key_error_is_not_a_missing_chunk_outside_zip(tmp_path):
     from zarrfs.engine.store import Store
+
     store = Store.from_url(str(tmp_path))
     assert not store._is_absent(KeyError("x"))
     assert store._is_absent(FileNotFoundError("x"))
@@ -111,6 +111,7 @@ def test_key_error_is_not_a_missing_chunk_outside_zip(tmp_path):
 
 def test_zip_store_with_missing_chunks(zarr_writer, tmp_path):
     import shutil
+
     data = np.zeros((20, 20), dtype="i2")
     data[:10, :10] = 7
     w = zarr_writer(data, chunks=(10, 10), path="a/b")
@@ -118,8 +119,9 @@ def test_zip_store_with_missing_chunks(zarr_writer, tmp_path):
     g = zarrfs.open(f"zip::{archive}")
     assert g.keys() == ["a"]
     np.testing.assert_array_equal(g["a/b"][...], data)  # 3 of 4 chunks missing: fill value
-    np.testing.assert_array_equal(zarrfs.open(f"zip::{archive}")["a"]["b"][5:15, 5:15],
-                                  data[5:15, 5:15])
+    np.testing.assert_array_equal(
+        zarrfs.open(f"zip::{archive}")["a"]["b"][5:15, 5:15], data[5:15, 5:15]
+    )
     # a node's url reopens it: the path goes inside the chain's first link
     assert g["a/b"].url == f"zip://a/b::{archive}" and g["a"]["b"].url == g["a/b"].url
     np.testing.assert_array_equal(zarrfs.open(g["a/b"].url)[...], data)

@@ -11,8 +11,9 @@ import pytest
 
 from zarrfs.engine import scheduler
 
-linux_affinity = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"),
-                                    reason="CPU affinity is a Linux call")
+linux_affinity = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="CPU affinity is a Linux call"
+)
 
 
 def _worker_cpus() -> dict[str, set[int]]:
@@ -58,8 +59,9 @@ def test_a_process_confined_to_one_cpu_gets_one_unpinned_worker(zarr_writer):
         "arr = zarrfs.open(sys.argv[1])['array']\n"
         "print(int(np.asarray(arr[...], dtype='u8').sum()))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(w.root)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(w.root)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) == int(data.astype("u8").sum())
 
@@ -82,8 +84,9 @@ def test_a_confined_thread_starting_the_pool_does_not_confine_it():
         "t = threading.Thread(target=confined); t.start(); t.join()\n"
         "print(seen[0], len(seen[1]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(len(cpus)), "1"]
 
@@ -124,8 +127,13 @@ def test_cancel_all_reads_ends_reads_waiting_for_a_slow_store(zarr_writer, http_
         "assert arr[0].tolist() == list(range(64))\n"
         "print('ok', flush=True)\n"
     )
-    child = subprocess.Popen([sys.executable, "-c", script, server.url], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, server.url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "opened", child.stderr.read()
         server.latency = 30.0

@@ -17,23 +17,29 @@ def store(tmp_path):
     return Store.from_url(str(tmp_path))
 
 
-@pytest.mark.parametrize(("start", "end", "expected"), [
-    (None, None, DATA),
-    (0, 100, DATA[:100]),
-    (5000, 5100, DATA[5000:5100]),
-    (10_000, 20_000, DATA[10_000:]),  # past the end: what there is
-    (20_000, 20_100, b""),
-    (-100, None, DATA[-100:]),  # suffix
-    (-20_000, None, DATA),  # a suffix longer than the object
-    (300, None, DATA[300:]),  # from an offset to the end
-])
+@pytest.mark.parametrize(
+    ("start", "end", "expected"),
+    [
+        (None, None, DATA),
+        (0, 100, DATA[:100]),
+        (5000, 5100, DATA[5000:5100]),
+        (10_000, 20_000, DATA[10_000:]),  # past the end: what there is
+        (20_000, 20_100, b""),
+        (-100, None, DATA[-100:]),  # suffix
+        (-20_000, None, DATA),  # a suffix longer than the object
+        (300, None, DATA[300:]),  # from an offset to the end
+    ],
+)
 def test_local_ranges(store, start, end, expected):
     assert store.fetch([ByteRequest("c/0", start, end)]) == [expected]
 
 
 def test_local_whole_objects_missing_and_empty(store):
     assert store.fetch([ByteRequest("c/0"), ByteRequest("c/1"), ByteRequest("empty")]) == [
-        DATA, None, b""]
+        DATA,
+        None,
+        b"",
+    ]
 
 
 def test_a_folder_where_an_object_should_be_is_an_error_not_data(store):

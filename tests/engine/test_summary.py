@@ -17,8 +17,9 @@ RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
 def test_array_values(zarr_writer):
     data = np.full((6, 7), np.nan, dtype="f4")
-    w = zarr_writer(data, chunks=(4, 4), fill_value=np.nan, attributes={"a": [1, 2]},
-                    dimension_names=("y", "x"))
+    w = zarr_writer(
+        data, chunks=(4, 4), fill_value=np.nan, attributes={"a": [1, 2]}, dimension_names=("y", "x")
+    )
     s = engine.summary(zarrfs.open(str(w.root))["array"])
     assert s["path"] == "/array" and s["kind"] == "array" and s["zarr_format"] == 3
     assert s["shape"] == [6, 7] and s["dtype"] == "float32" and s["data_type"] == "float32"
@@ -30,8 +31,15 @@ def test_array_values(zarr_writer):
     assert "6 x 7" in text and "NaN" in text and "168 B" in text and "y, x" in text
     group = engine.summary(zarrfs.open(str(w.root)))
     assert group["kind"] == "group" and group["path"] == "/"
-    assert group["members"] == [{"name": "array", "kind": "array", "shape": [6, 7],
-                                 "dtype": "float32", "data_type": "float32"}]
+    assert group["members"] == [
+        {
+            "name": "array",
+            "kind": "array",
+            "shape": [6, 7],
+            "dtype": "float32",
+            "data_type": "float32",
+        }
+    ]
 
 
 def test_stored_size_and_ratio(zarr_writer):
@@ -50,8 +58,13 @@ def test_v2_codecs_and_fill(zarr_writer):
     import numcodecs
 
     data = np.arange(30, dtype=">i4").reshape(5, 6)
-    w = zarr_writer(data, zarr_format=2, chunks=(2, 6), fill_value=-5,
-                    compressors=numcodecs.Blosc(cname="lz4", clevel=3, shuffle=1))
+    w = zarr_writer(
+        data,
+        zarr_format=2,
+        chunks=(2, 6),
+        fill_value=-5,
+        compressors=numcodecs.Blosc(cname="lz4", clevel=3, shuffle=1),
+    )
     s = engine.summary(zarrfs.open(str(w.location)))
     assert s["zarr_format"] == 2 and s["fill_value"] == -5 and s["nchunks"] == 3
     names = [c["name"] for c in s["codecs"]]
@@ -79,8 +92,9 @@ def test_json_friendly_for_every_demo_node():
     assert phantom["nbytes"] == 64 * 256 * 256 * 2
     assert seen["/tables/answer"]["shape"] == [] and seen["/tables/answer"]["nchunks"] == 1
     assert seen["/tables/names"]["nbytes"] is None and seen["/tables/names"]["fill_value"] == ""
-    assert seen["/tables/records"]["dtype"].startswith("[(") and \
-        isinstance(seen["/tables/records"]["fill_value"], str)  # base64 of the raw bytes
+    assert seen["/tables/records"]["dtype"].startswith("[(") and isinstance(
+        seen["/tables/records"]["fill_value"], str
+    )  # base64 of the raw bytes
     assert seen["/tables/profile"]["fill_value"] == "NaN"
     cells = seen["/images/cells"]
     (ms,) = cells["multiscales"]
@@ -101,17 +115,27 @@ def test_format_summary_layout():
 
 
 def test_group_text_lists_members_and_ome():
-    text = engine.format_summary(engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" /
-                                                                "images" / "cells"))))
+    text = engine.format_summary(
+        engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" / "images" / "cells")))
+    )
     assert "0  2 x 512 x 512 uint8" in text and "3  2 x 64 x 64 uint8" in text
-    tables = engine.format_summary(engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" /
-                                                                  "tables"))))
+    tables = engine.format_summary(
+        engine.summary(zarrfs.open(str(RESOURCES / "demo.zarr" / "tables")))
+    )
     assert "names  16 string" in tables and "answer  () (0-d) int64" in tables
     assert "OME-Zarr" in text and "y (micrometer)" in text and "levels 0, 1, 2, 3" in text
 
 
-@pytest.mark.parametrize("n, text", [(0, "0 B"), (1023, "1023 B"), (1024, "1.0 KiB"),
-                                     (int(12.5 * 2**20), "12.5 MiB"), (3 * 2**40, "3.0 TiB"),
-                                     (None, "unknown")])
+@pytest.mark.parametrize(
+    "n, text",
+    [
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (int(12.5 * 2**20), "12.5 MiB"),
+        (3 * 2**40, "3.0 TiB"),
+        (None, "unknown"),
+    ],
+)
 def test_human_size(n, text):
     assert engine.human_size(n) == text

@@ -32,8 +32,11 @@ def _axes(names):
 def _image(group, name, *, ome05: bool, with_labels: bool = False):
     """An NGFF image group: two levels, and (optionally) a labels group with one label."""
     multiscales = [{"axes": _axes("yx"), "datasets": [{"path": "0"}, {"path": "1"}]}]
-    attrs = ({"ome": {"version": "0.5", "multiscales": multiscales}} if ome05
-             else {"multiscales": [{"version": "0.4", **multiscales[0]}]})
+    attrs = (
+        {"ome": {"version": "0.5", "multiscales": multiscales}}
+        if ome05
+        else {"multiscales": [{"version": "0.4", **multiscales[0]}]}
+    )
     image = group.create_group(name, attributes=attrs)
     image.create_array("0", data=np.arange(64, dtype="u2").reshape(8, 8), chunks=(4, 4))
     image.create_array("1", data=np.arange(16, dtype="u2").reshape(4, 4), chunks=(4, 4))
@@ -48,13 +51,18 @@ def _write(root, zarr_format: int):
     ome05 = zarr_format == 3
     top = zarr.open_group(str(root), mode="w", zarr_format=zarr_format)
     _image(top, "image", ome05=ome05, with_labels=True)
-    plate = {"rows": [{"name": "A"}], "columns": [{"name": "1"}],
-             "wells": [{"path": "A/1", "rowIndex": 0, "columnIndex": 0}]}
-    p = top.create_group("plate", attributes={"ome": {"plate": plate}} if ome05
-                         else {"plate": plate})
+    plate = {
+        "rows": [{"name": "A"}],
+        "columns": [{"name": "1"}],
+        "wells": [{"path": "A/1", "rowIndex": 0, "columnIndex": 0}],
+    }
+    p = top.create_group(
+        "plate", attributes={"ome": {"plate": plate}} if ome05 else {"plate": plate}
+    )
     well = {"images": [{"path": "0"}]}
-    w = p.create_group("A").create_group("1", attributes={"ome": {"well": well}} if ome05
-                                         else {"well": well})
+    w = p.create_group("A").create_group(
+        "1", attributes={"ome": {"well": well}} if ome05 else {"well": well}
+    )
     _image(w, "0", ome05=ome05)
     return root
 
@@ -91,15 +99,17 @@ def test_ome_children_of_a_store_that_cannot_list(http_server, tmp_path, zarr_fo
     assert _walk(image) == [p.removeprefix("image/") for p in listed if p.startswith("image/")]
     plate = zarrfs.open(f"{server.url}/plate")
     assert _walk(plate) == [p.removeprefix("plate/") for p in listed if p.startswith("plate/")]
-    np.testing.assert_array_equal(image["labels/cells"]["1"][...],
-                                  np.arange(16, dtype="u2").reshape(4, 4))
+    np.testing.assert_array_equal(
+        image["labels/cells"]["1"][...], np.arange(16, dtype="u2").reshape(4, 4)
+    )
 
 
 @pytest.mark.parametrize("refusal", ["404", "403"])
 def test_every_series_of_a_bioformats2raw_layout(http_server, tmp_path, refusal):
     root = tmp_path / "b2r.zarr"
-    top = zarr.open_group(str(root), mode="w", zarr_format=2,
-                          attributes={"bioformats2raw.layout": 3})
+    top = zarr.open_group(
+        str(root), mode="w", zarr_format=2, attributes={"bioformats2raw.layout": 3}
+    )
     for series in ("0", "1", "2"):
         _image(top, series, ome05=False)
     top.create_group("OME", attributes={"series": ["0", "1", "2"]})
@@ -125,11 +135,17 @@ def test_declared_paths_of_each_kind():
     assert declared_paths({"multiscales": ms}) == ["0", "labels", "s1/x"]
     assert declared_paths({"ome": {"multiscales": ms}}) == ["0", "labels", "s1/x"]
     assert declared_paths({"labels": ["a", 3, "b"]}) == ["a", "b"]
-    assert declared_paths({"ome": {"plate": {"wells": [{"path": "B/2"}],
-                                              "rows": [{"name": "A"}, {"name": "B"}]}}}) \
-        == ["A", "B", "B/2"]
+    assert declared_paths(
+        {"ome": {"plate": {"wells": [{"path": "B/2"}], "rows": [{"name": "A"}, {"name": "B"}]}}}
+    ) == ["A", "B", "B/2"]
     assert declared_paths({"well": {"images": [{"path": "0"}, {"path": "1"}]}}) == ["0", "1"]
     assert declared_paths({"bioformats2raw.layout": 3}) == ["0", "OME"]
-    for malformed in ({"multiscales": "x"}, {"plate": []}, {"labels": {"a": 1}},
-                      {"ome": 5}, {"well": {"images": [{"path": "../x"}]}}, {}):
+    for malformed in (
+        {"multiscales": "x"},
+        {"plate": []},
+        {"labels": {"a": 1}},
+        {"ome": 5},
+        {"well": {"images": [{"path": "../x"}]}},
+        {},
+    ):
         assert declared_paths(malformed) == []

@@ -127,8 +127,9 @@ def test_node_documents(store, mount):
 
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 @pytest.mark.parametrize("array", ["image", "sharded"])
-def test_a_signal_does_not_wait_for_a_stalled_store(store, mount, http_server, zarr_writer,
-                                                    number, array):
+def test_a_signal_does_not_wait_for_a_stalled_store(
+    store, mount, http_server, zarr_writer, number, array
+):
     """The store stops answering (30 s per request) while a program reads: the signal ends
     the reads under way (EIO) and the mount at once, instead of after the store's answer.
     Sharded too, where the reads of the file's first windows wait for shard indexes."""
@@ -207,8 +208,9 @@ def test_unmount_leaves_other_file_systems_alone(tmp_path):
     target.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(target)], check=True)
     try:
-        result = subprocess.run(zarrfs_command("unmount", str(target)), capture_output=True,
-                                text=True, timeout=30)
+        result = subprocess.run(
+            zarrfs_command("unmount", str(target)), capture_output=True, text=True, timeout=30
+        )
         assert result.returncode == 1
         assert "is not a zarrfs mount (it is tmpfs)" in result.stderr
         assert is_mounted(str(target))
@@ -218,23 +220,34 @@ def test_unmount_leaves_other_file_systems_alone(tmp_path):
 
 def the_zarrfs_command(*args: str) -> list[str]:
     """``zarrfs ...`` as users run it: the main command line, with its own logging set up."""
-    return [sys.executable, "-c", "import sys; from zarrfs.cli import main; sys.exit(main())",
-            *args]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from zarrfs.cli import main; sys.exit(main())",
+        *args,
+    ]
 
 
 def test_the_daemon_logs_each_line_once_and_errors_in_one_line(store, tmp_path):
     root, data = store
     target, log_file = tmp_path / "mnt", tmp_path / "daemon.log"
     target.mkdir()
-    result = subprocess.run(the_zarrfs_command("mount", str(tmp_path / "missing.zarr"),
-                                               str(target)), capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        the_zarrfs_command("mount", str(tmp_path / "missing.zarr"), str(target)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         f"zarrfs mount: cannot open {tmp_path / 'missing.zarr'}: no Zarr group or array at "
-        f"{tmp_path / 'missing.zarr'}"]
-    subprocess.run(the_zarrfs_command("mount", str(root), str(target), "--log-file",
-                                      str(log_file)), check=True, timeout=60)
+        f"{tmp_path / 'missing.zarr'}"
+    ]
+    subprocess.run(
+        the_zarrfs_command("mount", str(root), str(target), "--log-file", str(log_file)),
+        check=True,
+        timeout=60,
+    )
     try:
         assert np.array_equal(np.load(target / "image" / "data.npy"), data["image"])
     finally:
@@ -258,8 +271,11 @@ def test_a_failing_chunk_is_logged_once(store, mount):
         with pytest.raises(OSError) as caught:
             (mounted.path / "image" / "data.raw").read_bytes()
         assert caught.value.errno == errno.EIO
-    lines = [line for line in (mounted.path / ".zarrfs" / "log").read_text().splitlines()
-             if "c/1/2" in line]
+    lines = [
+        line
+        for line in (mounted.path / ".zarrfs" / "log").read_text().splitlines()
+        if "c/1/2" in line
+    ]
     assert len(lines) == 1, lines
     assert "image" in lines[0] and "EIO" in lines[0]
 
@@ -284,18 +300,28 @@ def test_a_log_file_that_cannot_be_written_is_reported(store, tmp_path, foregrou
     target.mkdir()
     log_file = tmp_path / "no-such-dir" / "mount.log"
     result = subprocess.run(
-        zarrfs_command("mount", str(store[0]), str(target), "--log-file", str(log_file),
-                       *(["--foreground"] if foreground else [])),
-        capture_output=True, text=True, timeout=60,
+        zarrfs_command(
+            "mount",
+            str(store[0]),
+            str(target),
+            "--log-file",
+            str(log_file),
+            *(["--foreground"] if foreground else []),
+        ),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
-        f"zarrfs mount: cannot write the log file {log_file}: No such file or directory"]
+        f"zarrfs mount: cannot write the log file {log_file}: No such file or directory"
+    ]
     assert not is_mounted(str(target))
 
 
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP],
-                         ids=["SIGTERM", "SIGINT", "SIGHUP"])
+@pytest.mark.parametrize(
+    "number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=["SIGTERM", "SIGINT", "SIGHUP"]
+)
 @pytest.mark.parametrize("push", ["yes", "no"])
 def test_a_signal_unmounts_cleanly(store, mount, number, push):
     root, data = store
@@ -315,7 +341,10 @@ def signal_while_opening(tmp_path, http_server, number, *flags) -> tuple[str, su
     (tmp_path / "mnt").mkdir()
     process = subprocess.Popen(
         zarrfs_command("mount", *flags, f"{server.url}/slow.zarr", str(tmp_path / "mnt")),
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         while not server.stats.in_flight and time.monotonic() < deadline:
@@ -342,8 +371,9 @@ def test_ctrl_c_while_the_daemon_opens_the_store_leaves_nothing_mounted(tmp_path
     """Ctrl-C on ``zarrfs mount`` (daemonizing) while the store answers slowly: the daemon
     stops too, and no mount appears later."""
     target, log_file = tmp_path / "mnt", tmp_path / "daemon.log"
-    stderr, process = signal_while_opening(tmp_path, http_server, signal.SIGINT, "--log-file",
-                                           str(log_file))
+    stderr, process = signal_while_opening(
+        tmp_path, http_server, signal.SIGINT, "--log-file", str(log_file)
+    )
     assert process.returncode == 130
     assert "interrupted; not mounted" in stderr
     assert "SIGTERM while mounting" in log_file.read_text()
@@ -391,8 +421,10 @@ def test_fstab_helper_mounts_with_mount8_options(store, tmp_path):
         subprocess.run(["fusermount3", "-uz", str(target)], capture_output=True, check=False)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or os.path.lexists("/sbin/mount.fuse.zarrfs"),
-                    reason="installs /sbin/mount.fuse.zarrfs for the test: root, and not there yet")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or os.path.lexists("/sbin/mount.fuse.zarrfs"),
+    reason="installs /sbin/mount.fuse.zarrfs for the test: root, and not there yet",
+)
 def test_an_fstab_line_mounts_through_mount8(store, tmp_path):
     """An fstab line of type ``fuse.zarrfs``, mounted by mount(8) itself: it runs
     ``/sbin/mount.fuse.zarrfs`` (the helper, installed as the README says) with the line's
@@ -406,15 +438,20 @@ def test_an_fstab_line_mounts_through_mount8(store, tmp_path):
     target.mkdir()
     fstab = tmp_path / "fstab"
     where = str(target).replace(" ", "\\040")
-    fstab.write_text(f"{root}  {where}  fuse.zarrfs  "
-                     "ro,noauto,nofail,x-systemd.automount,ttl=60,csv  0 0\n")
+    fstab.write_text(
+        f"{root}  {where}  fuse.zarrfs  ro,noauto,nofail,x-systemd.automount,ttl=60,csv  0 0\n"
+    )
     installed = Path("/sbin/mount.fuse.zarrfs")
     installed.write_text(f'#!/bin/sh\nZARRFS="{wrapper}" exec "{helper}" "$@"\n')
     installed.chmod(0o755)
     try:
-        result = subprocess.run(["mount", "-T", str(fstab), str(target)], capture_output=True,
-                                text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(
-                                    Path(__file__).resolve().parents[2])})
+        result = subprocess.run(
+            ["mount", "-T", str(fstab), str(target)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
         assert result.returncode == 0, result.stderr
         assert is_mounted(str(target))
         np.testing.assert_array_equal(np.load(target / "image" / "data.npy"), data["image"])
@@ -432,6 +469,7 @@ def test_ttl_shows_changed_chunks(mount, zarr_writer):
     import time
 
     import zarr
+
     data = np.arange(100, dtype="i4").reshape(10, 10)
     w = zarr_writer(data, chunks=(5, 5))
     mounted = mount(str(w.root), "ttl=1")
@@ -484,10 +522,17 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
         meta_path.write_text(meta_path.read_text()[:-20])
     mounted = mount(root)
     assert sorted(os.listdir(mounted.path / "sub")) == [
-        "attrs.json", "bad", "fine", "info.txt", "meta.json"]
+        "attrs.json",
+        "bad",
+        "fine",
+        "info.txt",
+        "meta.json",
+    ]
     assert (mounted.path / "sub" / "bad").is_dir()  # a name the group has, not yet opened
-    for attempt in (lambda: os.listdir(mounted.path / "sub" / "bad"),
-                    lambda: (mounted.path / "sub" / "bad" / "data.npy").read_bytes()):
+    for attempt in (
+        lambda: os.listdir(mounted.path / "sub" / "bad"),
+        lambda: (mounted.path / "sub" / "bad" / "data.npy").read_bytes(),
+    ):
         with pytest.raises(OSError) as caught:
             attempt()
         assert caught.value.errno == errno.EIO
@@ -496,16 +541,18 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
     assert "sub/bad" in (mounted.path / ".zarrfs" / "log").read_text()
 
 
-def test_storage_options_in_mount_options_nest_and_keep_their_spelling(store, mount,
-                                                                          http_server):
+def test_storage_options_in_mount_options_nest_and_keep_their_spelling(store, mount, http_server):
     """``-o so.client_kwargs.headers.X-Probe=abc`` is ``-O client_kwargs.headers.X-Probe=abc``:
     dotted keys nest (an fstab line has no other way to say a nested option: commas split
     options), and the key keeps its ``-``. The command line's ``-O`` wins where both say."""
     root, data = store
     server = http_server(root)
-    mounted = mount(server.url_for(""), "so.client_kwargs.headers.X-Probe=abc",
-                    "so.client_kwargs.headers.X-Other=fstab",
-                    storage_options={"client_kwargs.headers.X-Other": "flag"})
+    mounted = mount(
+        server.url_for(""),
+        "so.client_kwargs.headers.X-Probe=abc",
+        "so.client_kwargs.headers.X-Other=fstab",
+        storage_options={"client_kwargs.headers.X-Other": "flag"},
+    )
     np.testing.assert_array_equal(np.load(mounted.path / "image" / "data.npy"), data["image"])
     chunk_reads = server.stats.records(r"image/c/")
     assert chunk_reads

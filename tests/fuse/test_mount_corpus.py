@@ -36,6 +36,8 @@ def _arrays_by_store() -> dict[str, list[dict]]:
 
 
 STORES = _arrays_by_store()
+
+
 @pytest.fixture(scope="module")
 def checker(corpus_dir):
     spec = importlib.util.spec_from_file_location("check_reader", corpus_dir / "check_reader.py")

@@ -16,9 +16,21 @@ def test_pyramid_levels_of_an_unlisted_store(tmp_path, mount, http_server):
     root = tmp_path / "image.zarr"
     levels = [np.arange(64 * 64, dtype="u2").reshape(64, 64) // (s + 1) for s in range(2)]
     levels[1] = levels[1][::2, ::2].copy()
-    image = zarr.open_group(str(root), mode="w", attributes={"ome": {"version": "0.5",
-        "multiscales": [{"axes": [{"name": "y"}, {"name": "x"}],
-                         "datasets": [{"path": "0"}, {"path": "1"}]}]}})
+    image = zarr.open_group(
+        str(root),
+        mode="w",
+        attributes={
+            "ome": {
+                "version": "0.5",
+                "multiscales": [
+                    {
+                        "axes": [{"name": "y"}, {"name": "x"}],
+                        "datasets": [{"path": "0"}, {"path": "1"}],
+                    }
+                ],
+            }
+        },
+    )
     for i, level in enumerate(levels):
         image.create_array(str(i), data=level, chunks=(16, 16))
     server = http_server(root)

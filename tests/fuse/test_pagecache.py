@@ -62,8 +62,9 @@ def test_node_id_of_a_file_elsewhere_is_none(tmp_path):
     plain.write_bytes(b"x")
     device = os.stat(plain).st_dev
     assert kernel.node_id(str(plain), "0:0") is None  # not the mount's device
-    assert kernel.node_id(str(tmp_path / "missing"), f"{os.major(device)}:{os.minor(device)}") \
-        is None
+    assert (
+        kernel.node_id(str(tmp_path / "missing"), f"{os.major(device)}:{os.minor(device)}") is None
+    )
 
 
 def test_pushed_npy_and_raw_read_back_exactly(mount, stored):
@@ -80,8 +81,14 @@ def test_pushed_npy_and_raw_read_back_exactly(mount, stored):
     expected = npy_header(data.dtype, data.shape) + data.tobytes()
     rng = np.random.default_rng(5)
     with open(folder / "data.npy", "rb", buffering=0) as file:
-        for offset in [0, PAGE - 3, 1 << 20, (1 << 20) + 126, len(expected) - 5,
-                       *rng.integers(0, len(expected), 40)]:
+        for offset in [
+            0,
+            PAGE - 3,
+            1 << 20,
+            (1 << 20) + 126,
+            len(expected) - 5,
+            *rng.integers(0, len(expected), 40),
+        ]:
             size = int(rng.integers(1, 3 * PAGE))
             assert os.pread(file.fileno(), size, int(offset)) == expected[offset : offset + size]
 

@@ -29,8 +29,9 @@ print("heap" if block < libc.sbrk(0) else "mmap")
 def test_freed_memory_is_kept_in_the_heap(mode, where):
     """8 MiB blocks (libfuse's reply buffers and decoded windows are that size) come from fresh
     mmap pages by default, from the reused heap once the daemon has set its thresholds."""
-    result = subprocess.run([sys.executable, "-c", _ALLOCATES, mode], capture_output=True,
-                            text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", _ALLOCATES, mode], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == where
 
 
@@ -59,7 +60,10 @@ def test_the_mount_table_gives_each_mount_its_type(tmp_path):
         "41 22 0:52 / /mnt/b rw - tmpfs tmpfs rw\n"
     )
     assert kernel.mount_table(str(table)) == [
-        (b"/", "8:1", "ext4"), (b"/mnt/a", "0:51", "fuse.zarrfs"), (b"/mnt/b", "0:52", "tmpfs")]
+        (b"/", "8:1", "ext4"),
+        (b"/mnt/a", "0:51", "fuse.zarrfs"),
+        (b"/mnt/b", "0:52", "tmpfs"),
+    ]
 
 
 def test_set_readahead_writes_kib_or_says_why_not(tmp_path, monkeypatch, caplog):

@@ -154,13 +154,17 @@ def test_options_parse_and_drop_system_options():
     with pytest.raises(ValueError):
         parse_mount_options(["ttl=-1"])
     assert parse_size("2G") == 2 << 30 and parse_size("1048576") == 1 << 20
-    assert [parse_mount_options([f"push_pages={v}"]).push_pages for v in ("yes", "no", "")] \
-        == [True, False, True]
+    assert [parse_mount_options([f"push_pages={v}"]).push_pages for v in ("yes", "no", "")] == [
+        True,
+        False,
+        True,
+    ]
     assert MountOptions().push_pages
     for item in ("so.foo", "so.", "so.=1"):
         with pytest.raises(ValueError, match="needs a key and a value"):
             parse_mount_options([item])
     from zarrfs.fuse.options import option_names  # what --help lists: every field but one
+
     fields = {f.name for f in dataclasses.fields(MountOptions)} - {"storage"}
     assert set(option_names()) == fields | {"so.KEY=VALUE"}
 
@@ -303,18 +307,21 @@ def test_formats():
     assert image.dtype == np.uint8 and image.shape == (2, 2)
     assert image[0, 0] == 0 and image[1, 0] == 255 and image[1, 1] == 0
     # as ``zarrfs get`` writes CSV: floats in full precision, text always quoted
-    assert formats.csv_bytes(np.array([[1.5, 2.0], [3.0, 0.1]])) == \
-        b"1.5,2\n3,0.10000000000000001\n"
+    assert (
+        formats.csv_bytes(np.array([[1.5, 2.0], [3.0, 0.1]])) == b"1.5,2\n3,0.10000000000000001\n"
+    )
     assert formats.csv_bytes(np.array(["a\rb", "c"], dtype=object)) == b'"a\rb"\n"c"\n'
     # integers keep every level (not rounded through float64); constant planes are black
     ramp = np.arange(2**62, 2**62 + 4, dtype=np.int64).reshape(2, 2)
-    for values, want in ((ramp, [[0, 85], [170, 255]]),
-                         (np.array([[-2**63, 2**63 - 1]]), [[0, 255]]),
-                         (np.array([[0, 2**64 - 1]], dtype=np.uint64), [[0, 255]]),
-                         (np.full((2, 2), 7, np.int16), [[0, 0], [0, 0]]),
-                         (np.array([[-1.7e308, 1.7e308, np.inf, -np.inf]]), [[0, 255, 255, 0]]),
-                         (np.array([[1e308, 1e308, np.nan, np.inf]]), [[0, 0, 0, 255]]),
-                         (np.array([[np.nan, -np.inf, np.inf]]), [[0, 0, 255]])):
+    for values, want in (
+        (ramp, [[0, 85], [170, 255]]),
+        (np.array([[-(2**63), 2**63 - 1]]), [[0, 255]]),
+        (np.array([[0, 2**64 - 1]], dtype=np.uint64), [[0, 255]]),
+        (np.full((2, 2), 7, np.int16), [[0, 0], [0, 0]]),
+        (np.array([[-1.7e308, 1.7e308, np.inf, -np.inf]]), [[0, 255, 255, 0]]),
+        (np.array([[1e308, 1e308, np.nan, np.inf]]), [[0, 0, 0, 255]]),
+        (np.array([[np.nan, -np.inf, np.inf]]), [[0, 0, 255]]),
+    ):
         image = np.asarray(Image.open(io.BytesIO(formats.preview_png(values))))
         np.testing.assert_array_equal(image, want)
     assert formats.json_bytes(np.array([b"\x00a"], dtype=object)).strip() == b'[\n "AGE="\n]'

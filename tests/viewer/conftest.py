@@ -100,12 +100,19 @@ def sample_store(tmp_path):
     root.attrs.update({"title": "sample", "nested": {"list": [1, 2, {"deep": True}]}})
     rng = np.random.default_rng(0)
     volume = rng.integers(0, 60000, size=(6, 90, 130), dtype=np.uint16)
-    a = root.create_array("images/volume", shape=volume.shape, chunks=(1, 32, 48),
-                          dtype="uint16", dimension_names=["z", "y", "x"], fill_value=7)
+    a = root.create_array(
+        "images/volume",
+        shape=volume.shape,
+        chunks=(1, 32, 48),
+        dtype="uint16",
+        dimension_names=["z", "y", "x"],
+        fill_value=7,
+    )
     a[:] = volume
     root["images"].attrs["kind"] = "images"
     root.create_array("line", shape=(500,), chunks=(64,), dtype="float64")[:] = np.sin(
-        np.arange(500) / 20)
+        np.arange(500) / 20
+    )
     root.create_array("scalar", shape=(), dtype="int32")[()] = 42
     strings = root.create_array("names", shape=(7,), chunks=(3,), dtype=str)
     strings[:] = np.array([f"name-{i}" for i in range(7)])

@@ -13,8 +13,14 @@ from viewer.tiles import coarse_stride, plan_plane
 
 
 def test_coarse_stride_reads_a_few_chunks_and_is_a_multiple_of_the_fine_one():
-    where = dict(shape=(10_000, 10_000), chunks=(100, 100), y_axis=0, x_axis=1,
-                 view_rect=(0, 10_000, 0, 10_000), screen=(1000, 1000))
+    where = dict(
+        shape=(10_000, 10_000),
+        chunks=(100, 100),
+        y_axis=0,
+        x_axis=1,
+        view_rect=(0, 10_000, 0, 10_000),
+        screen=(1000, 1000),
+    )
     fine, fine_tiles = plan_plane(indices=[0, 0], **where)
     stride = coarse_stride(**where)
     assert stride % fine.sy == 0 and stride > fine.sy
@@ -31,17 +37,24 @@ def test_coarse_stride_reads_a_few_chunks_and_is_a_multiple_of_the_fine_one():
 def test_first_picture_comes_from_a_few_chunks_then_the_plane_is_refined(window, idle, tmp_path):
     rng = np.random.default_rng(3)
     data = rng.integers(0, 50_000, size=(2000, 2400), dtype=np.uint16)
-    arr = zarr.create_array(tmp_path / "wide.zarr", shape=data.shape, chunks=(100, 100),
-                            dtype="uint16")
+    arr = zarr.create_array(
+        tmp_path / "wide.zarr", shape=data.shape, chunks=(100, 100), dtype="uint16"
+    )
     arr[:] = data
     controller = window.image.controller
     first = []
 
     def painted(_generation):
         if not first and controller.approx is not None and controller.approx.any():
-            first.append((engine.stats()["chunks_decoded"], controller.display.copy(),
-                          controller.approx.copy(), controller.loaded.any(),
-                          controller.request))
+            first.append(
+                (
+                    engine.stats()["chunks_decoded"],
+                    controller.display.copy(),
+                    controller.approx.copy(),
+                    controller.loaded.any(),
+                    controller.request,
+                )
+            )
 
     controller.painted.connect(painted)
     engine.clear_caches()
@@ -59,13 +72,15 @@ def test_first_picture_comes_from_a_few_chunks_then_the_plane_is_refined(window,
     # the preview is the strided read at the coarse stride, each sample drawn over its area
     c, g = request.coarse_geometry, request.geometry
     cs, fs = int(c.sy), int(g.sy)
-    coarse = data[c.y0:c.y0 + c.ny * cs:cs, c.x0:c.x0 + c.nx * cs:cs]
+    coarse = data[c.y0 : c.y0 + c.ny * cs : cs, c.x0 : c.x0 + c.nx * cs : cs]
     rows = np.minimum((g.y0 + np.arange(g.ny) * fs - c.y0) // cs, c.ny - 1)
     cols = np.minimum((g.x0 + np.arange(g.nx) * fs - c.x0) // cs, c.nx - 1)
     np.testing.assert_array_equal(picture[drawn], coarse[np.ix_(rows, cols)][drawn])
     # then the whole plane at screen resolution: zarr-python's strided read
     final = window.image.image_item.image
-    np.testing.assert_array_equal(final, data[g.y0:g.y0 + g.ny * fs:fs, g.x0:g.x0 + g.nx * fs:fs])
+    np.testing.assert_array_equal(
+        final, data[g.y0 : g.y0 + g.ny * fs : fs, g.x0 : g.x0 + g.nx * fs : fs]
+    )
     assert controller.loaded.all()
     # the preview's chunks were decoded once for both passes
     assert engine.stats()["chunks_decoded"] == len(touched)
@@ -75,8 +90,9 @@ def test_a_preview_with_nothing_to_draw_still_starts_the_fine_pass(window, idle,
     """Every preview chunk corrupt: no paint can start the refinement, so the loader does once
     the preview has reported; the chunks the preview did not touch still draw."""
     data = np.arange(2000 * 2400, dtype=np.uint16).reshape(2000, 2400)
-    arr = zarr.create_array(tmp_path / "wide.zarr", shape=data.shape, chunks=(100, 100),
-                            dtype="uint16")
+    arr = zarr.create_array(
+        tmp_path / "wide.zarr", shape=data.shape, chunks=(100, 100), dtype="uint16"
+    )
     arr[:] = data
     controller = window.image.controller
     engine.clear_caches()

@@ -55,10 +55,11 @@ def check_image(window, expected):
         return  # a coarser pyramid level: compared by the OME test
     plane = expected[(0,) * (expected.ndim - 2)]
     g, s = request.geometry, int(request.geometry.sy)
-    plane = plane[g.y0:g.y0 + g.ny * s:s, g.x0:g.x0 + g.nx * s:s]
+    plane = plane[g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
     state = view.state
-    shown = transforms.to_display(plane, field_name=state.field_name,
-                                  complex_mode=state.complex_mode)
+    shown = transforms.to_display(
+        plane, field_name=state.field_name, complex_mode=state.complex_mode
+    )
     np.testing.assert_array_equal(view.image_item.image, shown)
 
 
@@ -75,16 +76,22 @@ def check_entry(window, idle, corpus_dir, entry):
     elif widget is window.image:
         check_image(window, expected)
     elif widget is window.line:
-        shown = transforms.to_display(expected, field_name=window.line.field.currentText() or None,
-                                      complex_mode=window.line.mode.currentText())
+        shown = transforms.to_display(
+            expected,
+            field_name=window.line.field.currentText() or None,
+            complex_mode=window.line.mode.currentText(),
+        )
         np.testing.assert_array_equal(window.line.data, shown)
     elif widget is window.table:
         model = window.table.model
         if expected.size and expected.dtype.names is None and model.columnCount():
             model.data(model.index(0, 0))
             idle(window)
-            first = expected.reshape(-1)[0] if expected.ndim == 1 else expected[
-                (0,) * (expected.ndim - 2) + (0, 0)]
+            first = (
+                expected.reshape(-1)[0]
+                if expected.ndim == 1
+                else expected[(0,) * (expected.ndim - 2) + (0, 0)]
+            )
             assert model.data(model.index(0, 0)) == transforms.format_value(first)
     else:
         raise AssertionError(f"{entry['id']}: nothing shown ({window.message_bar.messages()})")

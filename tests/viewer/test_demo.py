@@ -42,14 +42,16 @@ def test_demo_store_every_node(window, idle, demo):
     z = view.state.indices[0]
     g = view.controller.request.geometry
     s = int(g.sy)
-    expected = oracle["volumes/phantom"][z, g.y0:g.y0 + g.ny * s:s, g.x0:g.x0 + g.nx * s:s]
+    expected = oracle["volumes/phantom"][z, g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
     np.testing.assert_array_equal(view.image_item.image, expected)
 
     window.select_path("images/cells")  # OME-Zarr image group: its pyramid
     idle(window)
     assert window.stack.currentWidget() is view and len(view.controller.levels) == 4
-    assert "OME-Zarr multiscales" in {window.info.summary.topLevelItem(i).text(0)
-                                      for i in range(window.info.summary.topLevelItemCount())}
+    assert "OME-Zarr multiscales" in {
+        window.info.summary.topLevelItem(i).text(0)
+        for i in range(window.info.summary.topLevelItemCount())
+    }
 
     window.select_path("tables/profile")
     idle(window)
@@ -64,6 +66,8 @@ def test_demo_store_every_node(window, idle, demo):
     model.data(model.index(0, 0))
     idle(window)
     records = oracle["tables/records"][:]
-    assert [model.headerData(i, __import__("PySide6.QtCore").QtCore.Qt.Orientation.Horizontal)
-            for i in range(model.columnCount())] == list(records.dtype.names)
+    assert [
+        model.headerData(i, __import__("PySide6.QtCore").QtCore.Qt.Orientation.Horizontal)
+        for i in range(model.columnCount())
+    ] == list(records.dtype.names)
     assert model.data(model.index(0, 0)) == str(records[0][records.dtype.names[0]])

@@ -18,11 +18,21 @@ import numpy as np
 def _sparse_array(path, side: int, chunk: int):
     """A v3 array none of whose chunks is stored (every chunk event says "missing")."""
     path.mkdir(parents=True)
-    (path / "zarr.json").write_text(json.dumps({
-        "zarr_format": 3, "node_type": "array", "shape": [side, side], "data_type": "uint8",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk, chunk]}},
-        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
-        "codecs": [{"name": "bytes", "configuration": {}}], "fill_value": 3, "attributes": {}}))
+    (path / "zarr.json").write_text(
+        json.dumps(
+            {
+                "zarr_format": 3,
+                "node_type": "array",
+                "shape": [side, side],
+                "data_type": "uint8",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [chunk, chunk]}},
+                "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+                "codecs": [{"name": "bytes", "configuration": {}}],
+                "fill_value": 3,
+                "attributes": {},
+            }
+        )
+    )
     return path
 
 

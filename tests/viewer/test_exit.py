@@ -18,7 +18,7 @@ import zarr
 
 REPO = Path(__file__).resolve().parents[2]
 STORE_TIMEOUT = "300"  # seconds a stalled request would take to fail
-BOUND = 60             # the process must be gone well before that
+BOUND = 60  # the process must be gone well before that
 
 CLOSE_WHILE_LOADING = """
 import sys, time
@@ -52,29 +52,46 @@ def stalled_store(tmp_path, http_server, pattern):
 
 
 def run(args, tmp_path):
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path),
-               ZARRFS_TIMEOUT=STORE_TIMEOUT)
-    return subprocess.run([sys.executable, *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=BOUND)
+    env = dict(
+        os.environ,
+        QT_QPA_PLATFORM="offscreen",
+        XDG_CONFIG_HOME=str(tmp_path),
+        ZARRFS_TIMEOUT=STORE_TIMEOUT,
+    )
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=BOUND
+    )
 
 
 @pytest.mark.parametrize("node, pattern", [(None, None), ("z", r"^z/c")])
 def test_screenshot_timeout_on_a_stalled_store_exits(tmp_path, http_server, node, pattern):
     server = stalled_store(tmp_path, http_server, pattern)
-    args = ["-m", "viewer.cli", "view", server.url, "--screenshot", str(tmp_path / "o.png"),
-            "--timeout", "2"] + (["--node", node] if node else [])
+    args = [
+        "-m",
+        "viewer.cli",
+        "view",
+        server.url,
+        "--screenshot",
+        str(tmp_path / "o.png"),
+        "--timeout",
+        "2",
+    ] + (["--node", node] if node else [])
     result = run(args, tmp_path)
     assert result.returncode == 3, result.stderr  # "still loading": saved what was shown
     assert "still loading after 2 s" in result.stderr
 
 
-@pytest.mark.parametrize("node, pattern, wait_for_view", [
-    ("", None, 0),             # engine.open itself stalls
-    ("z", r"^z/c", 1),         # a 0-d read
-    ("s", r"^s/c/", 1),        # a table's block of rows
-])
-def test_closing_the_window_during_a_stalled_read_exits(tmp_path, http_server, node, pattern,
-                                                        wait_for_view):
+@pytest.mark.parametrize(
+    "node, pattern, wait_for_view",
+    [
+        ("", None, 0),  # engine.open itself stalls
+        ("z", r"^z/c", 1),  # a 0-d read
+        ("s", r"^s/c/", 1),  # a table's block of rows
+    ],
+)
+def test_closing_the_window_during_a_stalled_read_exits(
+    tmp_path, http_server, node, pattern, wait_for_view
+):
     server = stalled_store(tmp_path, http_server, pattern)
     result = run(["-c", CLOSE_WHILE_LOADING, server.url, node, str(wait_for_view)], tmp_path)
     assert result.returncode == 0, result.stderr

@@ -12,8 +12,9 @@ import zarrfs.engine as engine
 
 def write_volume(path, shape=(30, 64, 64), chunks=(1, 32, 32)):
     data = (np.arange(np.prod(shape)) % 5000).reshape(shape).astype(np.uint16)
-    arr = zarr.create_array(path, shape=shape, chunks=chunks, dtype="uint16",
-                            dimension_names=["z", "y", "x"])
+    arr = zarr.create_array(
+        path, shape=shape, chunks=chunks, dtype="uint16", dimension_names=["z", "y", "x"]
+    )
     arr[:] = data
     return data
 
@@ -30,7 +31,7 @@ def test_corrupt_chunk_shows_error_and_rest_of_plane(window, idle, tmp_path):
     assert any("Corrupt chunk" in t and "(0, 1, 0)" in t for t in texts), texts
     assert window.message_bar.isVisible()
     image = view.image_item.image
-    np.testing.assert_array_equal(image[:32], data[0, :32])        # chunks (0,0) and (0,1)
+    np.testing.assert_array_equal(image[:32], data[0, :32])  # chunks (0,0) and (0,1)
     np.testing.assert_array_equal(image[32:, 32:], data[0, 32:, 32:])  # chunk (1,1)
     assert view.grid_item.state((1, 0)) == "failed"
     assert view.grid_item.state((0, 0)) == "loaded"
@@ -41,7 +42,8 @@ def test_corrupt_chunk_shows_error_and_rest_of_plane(window, idle, tmp_path):
 
 
 def test_slider_sweep_decodes_a_bounded_number_of_abandoned_chunks(
-        window, idle, tmp_path, http_server, qtbot):
+    window, idle, tmp_path, http_server, qtbot
+):
     data = write_volume(tmp_path / "v.zarr")
     server = http_server(tmp_path / "v.zarr", latency=0.08)
     window.open_store(server.url, {})

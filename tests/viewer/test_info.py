@@ -22,8 +22,9 @@ def array_with_attrs(tmp_path, attrs_text: str):
 
 
 def top_level(tree) -> dict:
-    return {tree.topLevelItem(i).text(0): tree.topLevelItem(i)
-            for i in range(tree.topLevelItemCount())}
+    return {
+        tree.topLevelItem(i).text(0): tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+    }
 
 
 def test_non_ascii_attributes_read_as_text(window, idle, tmp_path):

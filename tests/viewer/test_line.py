@@ -12,8 +12,13 @@ from viewer.decimate import REFINE_LIMIT, bucket_minmax, envelope, plan_line
 
 
 @settings(max_examples=100, deadline=None)
-@given(n=st.integers(1, 50_000), chunk=st.integers(1, 5000), start=st.integers(0, 49_999),
-       buckets=st.integers(1, 300), seed=st.integers(0, 1000))
+@given(
+    n=st.integers(1, 50_000),
+    chunk=st.integers(1, 5000),
+    start=st.integers(0, 49_999),
+    buckets=st.integers(1, 300),
+    seed=st.integers(0, 1000),
+)
 def test_blocks_combine_into_the_min_and_max_of_each_bucket(n, chunk, start, buckets, seed):
     start = min(start, n - 1)
     values = np.random.default_rng(seed).normal(size=n)
@@ -23,10 +28,10 @@ def test_blocks_combine_into_the_min_and_max_of_each_bucket(n, chunk, start, buc
     for begin, end in plan.blocks:
         assert begin == start or begin % chunk == 0  # chunk-aligned
         first, lo, hi = bucket_minmax(values[begin:end], begin, plan)
-        lows[first:first + lo.size] = np.fmin(lows[first:first + lo.size], lo)
-        highs[first:first + hi.size] = np.fmax(highs[first:first + hi.size], hi)
+        lows[first : first + lo.size] = np.fmin(lows[first : first + lo.size], lo)
+        highs[first : first + hi.size] = np.fmax(highs[first : first + hi.size], hi)
     for i in range(plan.buckets):
-        part = values[start + i * plan.bucket:start + (i + 1) * plan.bucket]
+        part = values[start + i * plan.bucket : start + (i + 1) * plan.bucket]
         assert lows[i] == part.min() and highs[i] == part.max()
     x, _ = envelope(plan, lows, highs)
     assert x[0] == start and x[-1] < n
@@ -70,11 +75,10 @@ def test_a_single_spike_survives_decimation(window, idle, tmp_path):
     idle(window, 60)
     assert view.plan.bucket == 1 and view.plan.start <= 1_234_000
     x, y = view.curve.getData()
-    np.testing.assert_array_equal(y, values[view.plan.start:view.plan.stop])
+    np.testing.assert_array_equal(y, values[view.plan.start : view.plan.stop])
 
 
-def test_selecting_another_node_cancels_the_line_read(window, idle, qtbot, tmp_path,
-                                                      http_server):
+def test_selecting_another_node_cancels_the_line_read(window, idle, qtbot, tmp_path, http_server):
     root = zarr.open_group(tmp_path / "two.zarr", mode="w")
     spiky(tmp_path / "two.zarr" / "long")
     root.create_array("other", shape=(4, 4), chunks=(4, 4), dtype="i2")[:] = 3

@@ -10,10 +10,19 @@ import zarr
 def test_ome_axis_names_label_sliders_and_axis_choices(window, idle, tmp_path):
     path = tmp_path / "ome04.zarr"
     root = zarr.open_group(str(path), mode="w", zarr_format=2)
-    axes = [{"name": "c", "type": "channel"}, {"name": "y", "type": "space"},
-            {"name": "x", "type": "space"}]
-    image = root.create_group("image", attributes={"multiscales": [{
-        "version": "0.4", "axes": axes, "datasets": [{"path": "0"}, {"path": "1"}]}]})
+    axes = [
+        {"name": "c", "type": "channel"},
+        {"name": "y", "type": "space"},
+        {"name": "x", "type": "space"},
+    ]
+    image = root.create_group(
+        "image",
+        attributes={
+            "multiscales": [
+                {"version": "0.4", "axes": axes, "datasets": [{"path": "0"}, {"path": "1"}]}
+            ]
+        },
+    )
     image.create_array("0", data=np.arange(2 * 32 * 32, dtype="u2").reshape(2, 32, 32))
     image.create_array("1", data=np.arange(2 * 16 * 16, dtype="u2").reshape(2, 16, 16))
     root.create_array("plain", data=np.zeros((3, 8, 8), dtype="u1"))

@@ -35,11 +35,14 @@ def assemble(data, geometry, tiles, y_axis, x_axis):
 
 
 @settings(max_examples=150, deadline=None)
-@given(shape=st.tuples(st.integers(1, 40), st.integers(1, 60), st.integers(1, 70)),
-       chunks=st.tuples(st.integers(1, 9), st.integers(1, 17), st.integers(1, 19)),
-       axes=st.sampled_from([(1, 2), (2, 1), (0, 2), (2, 0), (0, 1)]),
-       view=st.tuples(st.floats(-10, 80), st.floats(1, 90), st.floats(-10, 80), st.floats(1, 90)),
-       screen=st.tuples(st.integers(4, 50), st.integers(4, 50)), index=st.integers(0, 100))
+@given(
+    shape=st.tuples(st.integers(1, 40), st.integers(1, 60), st.integers(1, 70)),
+    chunks=st.tuples(st.integers(1, 9), st.integers(1, 17), st.integers(1, 19)),
+    axes=st.sampled_from([(1, 2), (2, 1), (0, 2), (2, 0), (0, 1)]),
+    view=st.tuples(st.floats(-10, 80), st.floats(1, 90), st.floats(-10, 80), st.floats(1, 90)),
+    screen=st.tuples(st.integers(4, 50), st.integers(4, 50)),
+    index=st.integers(0, 100),
+)
 def test_tiles_reassemble_the_strided_plane(shape, chunks, axes, view, screen, index):
     data = np.arange(np.prod(shape)).reshape(shape)
     y_axis, x_axis = axes
@@ -47,29 +50,46 @@ def test_tiles_reassemble_the_strided_plane(shape, chunks, axes, view, screen, i
     indices = [0, 0, 0]
     indices[other] = index % shape[other]
     vy0, vh, vx0, vw = view
-    geometry, tiles = plan_plane(shape=shape, chunks=chunks, y_axis=y_axis, x_axis=x_axis,
-                                 indices=indices, view_rect=(vy0, vy0 + vh, vx0, vx0 + vw),
-                                 screen=screen)
+    geometry, tiles = plan_plane(
+        shape=shape,
+        chunks=chunks,
+        y_axis=y_axis,
+        x_axis=x_axis,
+        indices=indices,
+        view_rect=(vy0, vy0 + vh, vx0, vx0 + vw),
+        screen=screen,
+    )
     s = geometry.sy
     plane = np.moveaxis(data, (y_axis, x_axis), (0, 1))
     plane = plane[:, :, indices[other]] if plane.ndim == 3 else plane
-    expected = plane[geometry.y0:geometry.y0 + geometry.ny * s:s,
-                     geometry.x0:geometry.x0 + geometry.nx * s:s]
+    expected = plane[
+        geometry.y0 : geometry.y0 + geometry.ny * s : s,
+        geometry.x0 : geometry.x0 + geometry.nx * s : s,
+    ]
     got = assemble(data, geometry, tiles, y_axis, x_axis)
     np.testing.assert_array_equal(got, expected)
     assert geometry.y0 % s == 0 and geometry.x0 % s == 0
     # each tile reads only the chunks it names
     for tile in tiles:
         rows, cols = tile.selection[y_axis], tile.selection[x_axis]
-        touched = {(r // chunks[y_axis], c // chunks[x_axis])
-                   for r in range(rows.start, rows.stop, rows.step)
-                   for c in range(cols.start, cols.stop, cols.step)}
+        touched = {
+            (r // chunks[y_axis], c // chunks[x_axis])
+            for r in range(rows.start, rows.stop, rows.step)
+            for c in range(cols.start, cols.stop, cols.step)
+        }
         assert touched <= set(tile.chunk_coords)
 
 
 def test_tiles_are_ordered_from_the_centre_outward():
-    _, tiles = plan_plane(shape=(1000, 1000), chunks=(100, 100), y_axis=0, x_axis=1,
-                          indices=[0, 0], view_rect=(0, 1000, 0, 1000), screen=(1000, 1000))
+    _, tiles = plan_plane(
+        shape=(1000, 1000),
+        chunks=(100, 100),
+        y_axis=0,
+        x_axis=1,
+        indices=[0, 0],
+        view_rect=(0, 1000, 0, 1000),
+        screen=(1000, 1000),
+    )
     assert [t.priority for t in tiles] == sorted(t.priority for t in tiles)
     assert tiles[0].chunk_coords[0] in {(4, 4), (4, 5), (5, 4), (5, 5)}
     assert tiles[-1].chunk_coords[0] in {(0, 0), (0, 9), (9, 0), (9, 9)}
@@ -78,9 +98,15 @@ def test_tiles_are_ordered_from_the_centre_outward():
 def test_stride_matches_the_screen_and_skips_chunks():
     assert choose_stride(10_000, 10_000, 1000, 1000) == 10
     assert choose_stride(500, 500, 1000, 1000) == 1
-    geometry, tiles = plan_plane(shape=(10_000, 10_000), chunks=(100, 100), y_axis=0, x_axis=1,
-                                 indices=[0, 0], view_rect=(0, 10_000, 0, 10_000),
-                                 screen=(20, 20))
+    geometry, tiles = plan_plane(
+        shape=(10_000, 10_000),
+        chunks=(100, 100),
+        y_axis=0,
+        x_axis=1,
+        indices=[0, 0],
+        view_rect=(0, 10_000, 0, 10_000),
+        screen=(20, 20),
+    )
     assert geometry.sy == 500 and (geometry.ny, geometry.nx) == (20, 20)
     chunks = {c for t in tiles for c in t.chunk_coords}
     assert len(chunks) <= 400  # 20 x 20 samples touch at most 400 of the 10_000 chunks
@@ -89,7 +115,10 @@ def test_stride_matches_the_screen_and_skips_chunks():
 def test_choose_level_prefers_pixels_no_larger_than_the_screen():
     shapes = [(1, 4096, 4096), (1, 2048, 2048), (1, 1024, 1024), (1, 512, 512)]
     factors = level_factors(shapes)
-    levels = [Level(str(i), s, (1, 256, 256), f) for i, (s, f) in enumerate(zip(shapes, factors, strict=True))]
+    levels = [
+        Level(str(i), s, (1, 256, 256), f)
+        for i, (s, f) in enumerate(zip(shapes, factors, strict=True))
+    ]
     assert choose_level(levels, 1, 2, 1.0) == 0
     assert choose_level(levels, 1, 2, 2.5) == 1
     assert choose_level(levels, 1, 2, 4.0) == 2
@@ -108,8 +137,15 @@ def test_resample_keeps_the_old_picture_as_placeholder():
 
 
 def test_neighbour_planes_have_low_priority():
-    _, tiles = plan_plane(shape=(5, 100, 100), chunks=(1, 50, 50), y_axis=1, x_axis=2,
-                          indices=[2, 0, 0], view_rect=(0, 100, 0, 100), screen=(100, 100))
+    _, tiles = plan_plane(
+        shape=(5, 100, 100),
+        chunks=(1, 50, 50),
+        y_axis=1,
+        x_axis=2,
+        indices=[2, 0, 0],
+        view_rect=(0, 100, 0, 100),
+        screen=(100, 100),
+    )
     items = neighbour_selections(tiles, 0, 2, 5)
     assert {plane for plane, _, _ in items} == {1, 3}
     assert min(p for _, _, p in items) > max(t.priority for t in tiles)
@@ -135,13 +171,16 @@ def test_view_state_sliders_and_axes():
     assert state2.bump() > gen
 
 
-@pytest.mark.parametrize("values, mode, expected", [
-    (np.array([3 + 4j], np.complex64), "magnitude", [5.0]),
-    (np.array([1j], np.complex128), "phase", [np.pi / 2]),
-    (np.array([2 - 1j]), "imag", [-1.0]),
-    (np.array([True, False]), "", [1, 0]),
-    (np.array([1.5], np.float16), "", [1.5]),
-])
+@pytest.mark.parametrize(
+    "values, mode, expected",
+    [
+        (np.array([3 + 4j], np.complex64), "magnitude", [5.0]),
+        (np.array([1j], np.complex128), "phase", [np.pi / 2]),
+        (np.array([2 - 1j]), "imag", [-1.0]),
+        (np.array([True, False]), "", [1, 0]),
+        (np.array([1.5], np.float16), "", [1.5]),
+    ],
+)
 def test_to_display(values, mode, expected):
     got = transforms.to_display(values, complex_mode=mode or "magnitude")
     np.testing.assert_allclose(got, expected, rtol=1e-6)
@@ -163,8 +202,7 @@ def test_datetime_and_structured_values():
 
 
 def test_messages_name_node_chunk_and_codec():
-    exc = engine.ChunkDecodeError("bad zstd frame", path="data.zarr/img", key="c/0/1",
-                                  codec="zstd")
+    exc = engine.ChunkDecodeError("bad zstd frame", path="data.zarr/img", key="c/0/1", codec="zstd")
     msg = messages.describe(exc, node="img", chunk=(0, 1))
     assert msg.title == "Corrupt chunk"
     assert "/img" in msg.text and "(0, 1)" in msg.text and "zstd" in msg.text
@@ -185,9 +223,11 @@ def test_set_indices_counts_from_the_end_and_refuses_what_does_not_fit():
     assert state.indices == [4, 4, 0, 0]
     state.set_indices([1, 2, 30, 40])  # one per axis: the displayed ones are not sliders
     assert state.indices == [1, 2, 0, 0]
-    for values, text in [([5], "--index 5 is outside axis 't' of size 5"),
-                         ([0, -7], "--index -7 is outside axis 'z' of size 6"),
-                         ([0, 0, 0], "--index has 3 values")]:
+    for values, text in [
+        ([5], "--index 5 is outside axis 't' of size 5"),
+        ([0, -7], "--index -7 is outside axis 'z' of size 6"),
+        ([0, 0, 0], "--index has 3 values"),
+    ]:
         with pytest.raises(IndexError, match=text):
             state.set_indices(values)
         assert state.indices == [1, 2, 0, 0]  # unchanged

@@ -26,8 +26,9 @@ def test_late_event_of_previous_array_is_dropped(window, tmp_path, http_server, 
     server.faults.stall(600, pattern=r"^B/c/")  # B's chunks never arrive during the test
     window.open_store(server.url, {}, path="A")
     ctl, loader = window.image.controller, window.image.controller.loader
-    qtbot.waitUntil(lambda: ctl.request is not None and ctl.node_path == "A" and loader.busy,
-                    timeout=20000)
+    qtbot.waitUntil(
+        lambda: ctl.request is not None and ctl.node_path == "A" and loader.busy, timeout=20000
+    )
     generation_a = ctl.request.generation  # A's first request, still loading
     window._show_view(pyramid.single(window.root["B"]), None)  # what selecting B ends with
     assert ctl.node_path == "B" and ctl.request.generation != generation_a
@@ -57,12 +58,14 @@ def test_stale_event_with_an_index_beyond_the_plane_is_dropped(window, idle, tmp
 def engine_event(coords):
     from zarrfs.engine import ChunkEvent
 
-    return ChunkEvent(chunk_coords=coords, status="loaded",
-                      out_selection=(slice(0, 32), slice(0, 32)))
+    return ChunkEvent(
+        chunk_coords=coords, status="loaded", out_selection=(slice(0, 32), slice(0, 32))
+    )
 
 
-def test_stalled_values_and_tables_do_not_starve_the_next_node(window, idle, tmp_path,
-                                                              http_server, qtbot, monkeypatch):
+def test_stalled_values_and_tables_do_not_starve_the_next_node(
+    window, idle, tmp_path, http_server, qtbot, monkeypatch
+):
     """Six reads that never answer (more than the background workers), then a healthy image."""
     monkeypatch.setenv("ZARRFS_TIMEOUT", "300")  # a stalled read would hold a worker that long
     root = zarr.open_group(tmp_path / "s.zarr", mode="w")
@@ -91,8 +94,11 @@ def test_stalled_values_and_tables_do_not_starve_the_next_node(window, idle, tmp
     image = window.image.image_item
 
     def shown():
-        return (window.stack.currentWidget() is window.image and image.image is not None
-                and (image.image == 9).all())
+        return (
+            window.stack.currentWidget() is window.image
+            and image.image is not None
+            and (image.image == 9).all()
+        )
 
     qtbot.waitUntil(shown, timeout=30000)
     assert len(futures) == 6 and all(f.cancelled() for f in futures)

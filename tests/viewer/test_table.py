@@ -8,8 +8,10 @@ import zarr
 
 def table_contents(model):
     """Every cell of the model as text, after its row blocks have loaded."""
-    return [[model.data(model.index(r, c)) for c in range(model.columnCount())]
-            for r in range(model.rowCount())]
+    return [
+        [model.data(model.index(r, c)) for c in range(model.columnCount())]
+        for r in range(model.rowCount())
+    ]
 
 
 def load_all(window, idle, model):
@@ -21,8 +23,13 @@ def load_all(window, idle, model):
 def test_string_array_of_three_dimensions_has_sliders(window, idle, tmp_path):
     words = np.array([f"w{t}-{r}-{c}" for t in range(4) for r in range(5) for c in range(3)])
     words = words.reshape(4, 5, 3)
-    arr = zarr.create_array(tmp_path / "words.zarr", shape=words.shape, chunks=(2, 2, 2),
-                            dtype=str, dimension_names=["time", "row", "col"])
+    arr = zarr.create_array(
+        tmp_path / "words.zarr",
+        shape=words.shape,
+        chunks=(2, 2, 2),
+        dtype=str,
+        dimension_names=["time", "row", "col"],
+    )
     arr[:] = words
     window.open_store(str(tmp_path / "words.zarr"), {})
     idle(window)
@@ -70,8 +77,7 @@ def test_records_of_two_dimensions_slide_along_the_other_axis(window, idle, tmp_
     model = view.model
     assert [model.headerData(c, _horizontal()) for c in range(2)] == ["id", "name"]
     stored = zarr.open_array(tmp_path / "rec.zarr" / "rec", mode="r")[2]
-    assert load_all(window, idle, model) == [
-        [str(r["id"]), _text(r["name"])] for r in stored]
+    assert load_all(window, idle, model) == [[str(r["id"]), _text(r["name"])] for r in stored]
 
 
 def _horizontal():

@@ -20,11 +20,19 @@ def test_open_expand_select_and_info(window, idle, sample_store):
     top = model.index(0, 0)
     assert model.item(top).children is not None  # expanded on open, listed in background
     assert [model.index(r, 0, top).data() for r in range(model.rowCount(top))] == [
-        "images", "line", "mask", "names", "scalar", "wave"]
+        "images",
+        "line",
+        "mask",
+        "names",
+        "scalar",
+        "wave",
+    ]
     assert window.info.summary_value("kind") == "group"
     attrs = window.info.attributes
     assert {attrs.topLevelItem(i).text(0) for i in range(attrs.topLevelItemCount())} == {
-        "title", "nested"}
+        "title",
+        "nested",
+    }
     assert '"title": "sample"' in window.info.raw.toPlainText()
     window.select_path("images/volume")
     idle(window)
@@ -35,8 +43,11 @@ def test_open_expand_select_and_info(window, idle, sample_store):
     assert info.summary_value("fill value") == "7"
     assert info.summary_value("dimension names") == '["z", "y", "x"]'
     assert info.summary_value("decoded size") == engine_size_text(6 * 90 * 130 * 2)
-    stored = sum(f.stat().st_size for f in (path / "images" / "volume").rglob("*")
-                 if f.is_file() and f.name != "zarr.json")
+    stored = sum(
+        f.stat().st_size
+        for f in (path / "images" / "volume").rglob("*")
+        if f.is_file() and f.name != "zarr.json"
+    )
     assert info.summary_value("stored size") == engine_size_text(stored)
     assert info.node_url().endswith("images/volume")
     current = window.proxy.mapToSource(window.tree.currentIndex())
@@ -119,12 +130,14 @@ def test_structured_array_table_and_field_image(window, idle, tmp_path):
     records = np.zeros((20, 30), dtype=[("a", "<i4"), ("b", "<f8")])
     records["a"] = np.arange(600).reshape(20, 30)
     records["b"] = records["a"] * 0.5
-    written = write_array(tmp_path / "rec.zarr", records, path="rec", zarr_format=2,
-                          chunks=(8, 8))
+    written = write_array(tmp_path / "rec.zarr", records, path="rec", zarr_format=2, chunks=(8, 8))
     open_and_show(window, idle, tmp_path / "rec.zarr", "rec")
     assert window.show_as_row.isVisible()
     assert [window.show_as.itemText(i) for i in range(window.show_as.count())] == [
-        "Table", "Field 'a'", "Field 'b'"]
+        "Table",
+        "Field 'a'",
+        "Field 'b'",
+    ]
     assert window.stack.currentWidget() is window.table
     window.show_as.setCurrentIndex(2)
     idle(window)
@@ -204,8 +217,9 @@ def test_keyboard_filter_status_and_copy(window, idle, qtbot, sample_store):
     engine.set_cache_size(512 * 2**20)
 
 
-def test_stored_size_of_a_remote_array_is_computed_on_demand(window, idle, sample_store,
-                                                            http_server):
+def test_stored_size_of_a_remote_array_is_computed_on_demand(
+    window, idle, sample_store, http_server
+):
     from viewer.info_panel import STORED_SIZE_ON_DEMAND, human_size, is_remote
 
     path, _ = sample_store

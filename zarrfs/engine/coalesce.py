@@ -15,16 +15,16 @@ MAX_GAP = 256 * 1024
 MAX_SIZE = 64 * 2**20
 
 
-def coalesce(requests: Sequence[ByteRequest], max_gap: int = MAX_GAP,
-             max_size: int = MAX_SIZE) -> tuple[list[ByteRequest], list[tuple[int, int]]]:
+def coalesce(
+    requests: Sequence[ByteRequest], max_gap: int = MAX_GAP, max_size: int = MAX_SIZE
+) -> tuple[list[ByteRequest], list[tuple[int, int]]]:
     """Merged requests, and for each original request (merged index, offset in that answer).
 
     Only bounded ranges (``start >= 0`` and ``end`` set) are merged; others pass through.
     """
     merged: list[ByteRequest] = []
     where: list[tuple[int, int]] = [(-1, 0)] * len(requests)
-    order = sorted(range(len(requests)),
-                   key=lambda i: (requests[i].key, requests[i].start or 0))
+    order = sorted(range(len(requests)), key=lambda i: (requests[i].key, requests[i].start or 0))
     current: dict[str, int] = {}  # key -> index in merged of the run being built
     for i in order:
         r = requests[i]
@@ -43,4 +43,3 @@ def coalesce(requests: Sequence[ByteRequest], max_gap: int = MAX_GAP,
         where[i] = (len(merged), 0)
         merged.append(r)
     return merged, where
-

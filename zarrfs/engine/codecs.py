@@ -79,20 +79,23 @@ def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
     elif isinstance(obj, dict) and isinstance(obj.get("name"), str):
         name, config = obj["name"], obj.get("configuration") or {}
         if not isinstance(config, dict):
-            raise MetadataError(f"codec {name!r}: configuration must be an object",
-                                path=path, field="codecs")
+            raise MetadataError(
+                f"codec {name!r}: configuration must be an object", path=path, field="codecs"
+            )
     else:
         raise MetadataError(f"invalid codec entry {obj!r}", path=path, field="codecs")
     factory = REGISTRY.get(name)
     if factory is None and name.startswith("numcodecs."):
         from .codecs_numcodecs import numcodecs_codec  # noqa: PLC0415 - avoids an import cycle
 
-        return numcodecs_codec(name[len("numcodecs."):], config, path=path)
+        return numcodecs_codec(name[len("numcodecs.") :], config, path=path)
     if factory is None:
         raise UnknownCodecError(
             f"unknown codec {name!r}; zarrfs knows {', '.join(sorted(REGISTRY))} and "
             f"numcodecs.<id> for any numcodecs codec",
-            codec=name, path=path)
+            codec=name,
+            path=path,
+        )
     return factory.from_config(config, path=path)
 
 
@@ -110,12 +113,17 @@ class CodecChain:
         if kinds.count("array_bytes") != 1:
             raise MetadataError(
                 f"a codec chain needs exactly one array->bytes codec, got {[c.name for c in codecs]}",
-                path=path, field="codecs")
+                path=path,
+                field="codecs",
+            )
         i = kinds.index("array_bytes")
-        if any(k != "array_array" for k in kinds[:i]) or any(k != "bytes_bytes" for k in kinds[i + 1:]):
-            raise MetadataError(f"codecs out of order: {[c.name for c in codecs]}",
-                                path=path, field="codecs")
-        return cls(tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1:]))
+        if any(k != "array_array" for k in kinds[:i]) or any(
+            k != "bytes_bytes" for k in kinds[i + 1 :]
+        ):
+            raise MetadataError(
+                f"codecs out of order: {[c.name for c in codecs]}", path=path, field="codecs"
+            )
+        return cls(tuple(codecs[:i]), codecs[i], tuple(codecs[i + 1 :]))
 
     @property
     def codecs(self) -> tuple[Codec, ...]:
@@ -151,8 +159,10 @@ class CodecChain:
         ``buf``, flat uint8 of exactly the chunk's size."""
         if not self.bytes_bytes:
             if len(data) != buf.nbytes:
-                raise ChunkDecodeError(f"chunk holds {len(data)} bytes, expected {buf.nbytes}",
-                                       codec=self.array_bytes.name)
+                raise ChunkDecodeError(
+                    f"chunk holds {len(data)} bytes, expected {buf.nbytes}",
+                    codec=self.array_bytes.name,
+                )
             buf[...] = np.frombuffer(data, dtype=np.uint8)
         else:  # the codec checks the decoded size against buf before it writes
             _run(self.bytes_bytes[0], (data, buf), "into")

@@ -25,7 +25,9 @@ def _expect_size(data, spec: ChunkSpec, codec: str) -> None:
     if len(data) != want:
         raise ChunkDecodeError(
             f"chunk holds {len(data)} bytes, expected {want} for shape {spec.shape} "
-            f"and {spec.dtype}", codec=codec)
+            f"and {spec.dtype}",
+            codec=codec,
+        )
 
 
 @register("bytes", "endian")
@@ -40,15 +42,19 @@ class BytesCodec(Codec):
     def from_config(cls, configuration, *, path=None):
         endian = configuration.get("endian", "little")
         if endian not in ("little", "big"):
-            raise MetadataError(f"bytes codec: endian must be 'little' or 'big', got {endian!r}",
-                                path=path, field="codecs")
+            raise MetadataError(
+                f"bytes codec: endian must be 'little' or 'big', got {endian!r}",
+                path=path,
+                field="codecs",
+            )
         return cls(configuration)
 
     def decode(self, data, spec):
         dtype = spec.dtype
         if dtype.kind == "O":
-            raise ChunkDecodeError("the bytes codec cannot hold variable-length data",
-                                   codec=self.name)
+            raise ChunkDecodeError(
+                "the bytes codec cannot hold variable-length data", codec=self.name
+            )
         order = "<" if self.configuration.get("endian", "little") == "little" else ">"
         dtype = dtype.newbyteorder(order) if dtype.itemsize > 1 or dtype.fields else dtype
         buf = data.view("u1") if isinstance(data, np.ndarray) else memoryview(data).cast("B")
@@ -70,13 +76,17 @@ class TransposeCodec(Codec):
     @classmethod
     def from_config(cls, configuration, *, path=None):
         order = configuration.get("order")
-        if not (order in ("C", "F") or (isinstance(order, list)
-                                        and all(isinstance(i, int) for i in order))):
-            raise MetadataError(f"transpose codec: invalid order {order!r}",
-                                path=path, field="codecs")
+        if not (
+            order in ("C", "F")
+            or (isinstance(order, list) and all(isinstance(i, int) for i in order))
+        ):
+            raise MetadataError(
+                f"transpose codec: invalid order {order!r}", path=path, field="codecs"
+            )
         if isinstance(order, list) and sorted(order) != list(range(len(order))):
-            raise MetadataError(f"transpose codec: order {order} is not a permutation",
-                                path=path, field="codecs")
+            raise MetadataError(
+                f"transpose codec: order {order} is not a permutation", path=path, field="codecs"
+            )
         return cls(configuration)
 
     def _perm(self, ndim: int) -> tuple[int, ...]:
@@ -86,8 +96,9 @@ class TransposeCodec(Codec):
         if p == "F":
             return tuple(reversed(range(ndim)))
         if len(p) != ndim:
-            raise ChunkDecodeError(f"transpose order {list(p)} does not fit {ndim} dimensions",
-                                   codec=self.name)
+            raise ChunkDecodeError(
+                f"transpose order {list(p)} does not fit {ndim} dimensions", codec=self.name
+            )
         return tuple(p)
 
     def resolve(self, spec):
@@ -114,7 +125,9 @@ class Crc32cCodec(Codec):
         if actual != stored:
             raise ChecksumError(
                 f"crc32c checksum mismatch (stored {stored:#010x}, computed {actual:#010x}): "
-                "the stored chunk is corrupt", codec=self.name)
+                "the stored chunk is corrupt",
+                codec=self.name,
+            )
         return body
 
 
@@ -126,8 +139,8 @@ class _VLenCodec(Codec):
         count = check_vlen_header(data, self.name)
         if count != math.prod(spec.shape):
             raise ChunkDecodeError(
-                f"chunk holds {count} items, expected {math.prod(spec.shape)}",
-                codec=self.name)
+                f"chunk holds {count} items, expected {math.prod(spec.shape)}", codec=self.name
+            )
         return self.impl.decode(data).reshape(spec.shape)
 
 
@@ -162,13 +175,16 @@ class V2Layout(Codec):
             if arr.dtype.kind != "O" or arr.size != math.prod(spec.shape):
                 raise ChunkDecodeError(
                     f"object chunk holds {arr.size} items of {arr.dtype}, "
-                    f"expected {math.prod(spec.shape)} objects", codec=self.name)
+                    f"expected {math.prod(spec.shape)} objects",
+                    codec=self.name,
+                )
             return arr.reshape(spec.shape, order=spec.order)
         if arr.dtype != spec.dtype:
             arr = np.ascontiguousarray(arr).reshape(-1).view("u1")
             _expect_size(arr, spec, self.name)
             arr = arr.view(spec.dtype)
         elif arr.size != math.prod(spec.shape):
-            raise ChunkDecodeError(f"chunk holds {arr.size} items, expected "
-                                   f"{math.prod(spec.shape)}", codec=self.name)
+            raise ChunkDecodeError(
+                f"chunk holds {arr.size} items, expected {math.prod(spec.shape)}", codec=self.name
+            )
         return arr.reshape(spec.shape, order=spec.order)

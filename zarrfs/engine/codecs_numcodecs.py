@@ -22,8 +22,9 @@ from .errors import ChunkDecodeError, UnknownCodecError, UnsupportedError
 #: Ids numcodecs knows that zarrfs will not run: unpickling stored bytes can execute code.
 REFUSED = frozenset({"pickle"})
 #: numcodecs ids that transform arrays element-wise (flat), i.e. v3 array->array codecs.
-ARRAY_TO_ARRAY = frozenset({"delta", "fixedscaleoffset", "quantize", "bitround", "astype",
-                            "packbits", "categorize"})
+ARRAY_TO_ARRAY = frozenset(
+    {"delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"}
+)
 #: numcodecs ids that turn arrays into bytes (v3 array->bytes).
 ARRAY_TO_BYTES = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"})
 _BLOSC_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -33,12 +34,15 @@ def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Cod
     """A numcodecs codec for a v2-style ``{"id": ..., **config}``, refusing unsafe ones."""
     codec_id = config.get("id")
     if not isinstance(codec_id, str):
-        raise UnknownCodecError(f"codec entry without an id: {config!r}", codec=str(codec_id),
-                                path=path)
+        raise UnknownCodecError(
+            f"codec entry without an id: {config!r}", codec=str(codec_id), path=path
+        )
     if codec_id in REFUSED:
         raise UnsupportedError(
             f"codec {codec_id!r} is refused: decoding it would unpickle stored data, which can "
-            "run arbitrary code", path=path)
+            "run arbitrary code",
+            path=path,
+        )
     config = dict(config)
     if codec_id == "blosc" and isinstance(config.get("shuffle"), str):
         config["shuffle"] = _BLOSC_SHUFFLE.get(config["shuffle"], 1)  # a harmless writer quirk
@@ -47,11 +51,17 @@ def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Cod
     try:
         return numcodecs.get_codec(config)
     except KeyError as exc:
-        raise UnknownCodecError(f"unknown codec {codec_id!r} (not in numcodecs "
-                                f"{numcodecs.__version__})", codec=codec_id, path=path) from exc
+        raise UnknownCodecError(
+            f"unknown codec {codec_id!r} (not in numcodecs {numcodecs.__version__})",
+            codec=codec_id,
+            path=path,
+        ) from exc
     except (TypeError, ValueError) as exc:
-        raise UnknownCodecError(f"codec {codec_id!r}: invalid configuration {config!r}: {exc}",
-                                codec=codec_id, path=path) from exc
+        raise UnknownCodecError(
+            f"codec {codec_id!r}: invalid configuration {config!r}: {exc}",
+            codec=codec_id,
+            path=path,
+        ) from exc
 
 
 class _Wrapped(Codec):
@@ -83,17 +93,21 @@ class NumcodecsArray(_Wrapped):
         ``astype`` stores ``encode_dtype``; the others store ``astype`` where given."""
         config = self.configuration
         if self.name == "numcodecs.packbits":
-            return replace(spec, shape=(1 + math.ceil(math.prod(spec.shape) / 8),),
-                           dtype=np.dtype("u1"))
-        stored = config.get("encode_dtype") if self.name == "numcodecs.astype" else \
-            config.get("astype")
+            return replace(
+                spec, shape=(1 + math.ceil(math.prod(spec.shape) / 8),), dtype=np.dtype("u1")
+            )
+        stored = (
+            config.get("encode_dtype") if self.name == "numcodecs.astype" else config.get("astype")
+        )
         return replace(spec, dtype=np.dtype(stored)) if stored else spec
 
     def decode(self, data, spec):
         out = ensure_ndarray_like(self.impl.decode(np.ascontiguousarray(data)))
         if out.size != math.prod(spec.shape):
-            raise ChunkDecodeError(f"{self.name} decoded {out.size} items, expected "
-                                   f"{math.prod(spec.shape)}", codec=self.name)
+            raise ChunkDecodeError(
+                f"{self.name} decoded {out.size} items, expected {math.prod(spec.shape)}",
+                codec=self.name,
+            )
         return out.reshape(spec.shape)
 
 
@@ -136,12 +150,16 @@ def check_vlen_header(data, name: str) -> int:
     an object array that large (a corrupt count asked for 32 GiB)."""
     view = memoryview(ensure_contiguous_ndarray(data)).cast("B")
     if len(view) < 4:
-        raise ChunkDecodeError(f"{name} chunk of {len(view)} bytes is too short for its "
-                               "item count", codec=name)
+        raise ChunkDecodeError(
+            f"{name} chunk of {len(view)} bytes is too short for its item count", codec=name
+        )
     count = int.from_bytes(view[:4], "little")
     if 4 + 4 * count > len(view):
-        raise ChunkDecodeError(f"{name} chunk says it holds {count} items, but {len(view)} "
-                               "bytes cannot (the chunk is corrupt or truncated)", codec=name)
+        raise ChunkDecodeError(
+            f"{name} chunk says it holds {count} items, but {len(view)} "
+            "bytes cannot (the chunk is corrupt or truncated)",
+            codec=name,
+        )
     return count
 
 
@@ -162,8 +180,9 @@ class _SizedMixin:
             decoded = ensure_contiguous_ndarray(self.impl.decode(data)).view(np.uint8).reshape(-1)
             size = decoded.nbytes
         if size != buf.nbytes:
-            raise ChunkDecodeError(f"chunk decodes to {size} bytes, expected {buf.nbytes}",
-                                   codec=self.name)
+            raise ChunkDecodeError(
+                f"chunk decodes to {size} bytes, expected {buf.nbytes}", codec=self.name
+            )
         if decoded is None:
             self._decompress(data, buf)
         else:
@@ -183,12 +202,15 @@ def blosc_nbytes(data) -> int:
     reading past the buffer's end."""
     size = len(data) if type(data) is bytes else memoryview(data).nbytes
     if size < 16:
-        raise ChunkDecodeError(f"blosc chunk of {size} bytes is shorter than its header",
-                               codec="blosc")
+        raise ChunkDecodeError(
+            f"blosc chunk of {size} bytes is shorter than its header", codec="blosc"
+        )
     nbytes, cbytes = _BLOSC_HEADER.unpack_from(data)
     if cbytes != size:
-        raise ChunkDecodeError(f"blosc chunk holds {size} bytes, its header says {cbytes}: "
-                               "truncated or corrupt", codec="blosc")
+        raise ChunkDecodeError(
+            f"blosc chunk holds {size} bytes, its header says {cbytes}: truncated or corrupt",
+            codec="blosc",
+        )
     return nbytes
 
 
@@ -230,7 +252,7 @@ def zstd_content_size(data) -> int | None:
     size = (single_segment, 2, 4, 8)[descriptor >> 6]
     if not size or len(view) < at + size:
         return None
-    value = int.from_bytes(view[at:at + size], "little")
+    value = int.from_bytes(view[at : at + size], "little")
     return value + 256 if size == 2 else value
 
 

@@ -26,8 +26,14 @@ class NodeNotFoundError(ZarrfsError, FileNotFoundError):
 class MetadataError(ZarrfsError):
     """A metadata document is malformed: bad JSON, a missing or invalid field."""
 
-    def __init__(self, message: str, *, path: str | None = None, key: str | None = None,
-                 field: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        key: str | None = None,
+        field: str | None = None,
+    ):
         super().__init__(message, path=path, key=key)
         self.field = field
 
@@ -39,8 +45,9 @@ class UnsupportedError(ZarrfsError):
 class UnknownCodecError(UnsupportedError):
     """A codec name no registered codec answers to."""
 
-    def __init__(self, message: str, *, codec: str, path: str | None = None,
-                 key: str | None = None):
+    def __init__(
+        self, message: str, *, codec: str, path: str | None = None, key: str | None = None
+    ):
         super().__init__(message, path=path, key=key)
         self.codec = codec
 
@@ -48,8 +55,9 @@ class UnknownCodecError(UnsupportedError):
 class UnknownDataTypeError(UnsupportedError):
     """A data type zarrfs cannot map to a NumPy dtype."""
 
-    def __init__(self, message: str, *, data_type: object, path: str | None = None,
-                 key: str | None = None):
+    def __init__(
+        self, message: str, *, data_type: object, path: str | None = None, key: str | None = None
+    ):
         super().__init__(message, path=path, key=key)
         self.data_type = data_type
 
@@ -57,8 +65,14 @@ class UnknownDataTypeError(UnsupportedError):
 class ChunkDecodeError(ZarrfsError):
     """A stored chunk could not be decoded, or decoded to the wrong size."""
 
-    def __init__(self, message: str, *, path: str | None = None, key: str | None = None,
-                 codec: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        key: str | None = None,
+        codec: str | None = None,
+    ):
         super().__init__(message, path=path, key=key)
         self.codec = codec
 

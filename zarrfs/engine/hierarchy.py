@@ -56,8 +56,9 @@ class Hierarchy:
         if meta is None:
             meta = self._implicit("")
         if meta is None:
-            raise NodeNotFoundError(f"no Zarr group or array at {self.store.url}",
-                                    path=self.store.url)
+            raise NodeNotFoundError(
+                f"no Zarr group or array at {self.store.url}", path=self.store.url
+            )
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
                 self.consolidated = meta.consolidated
@@ -98,7 +99,7 @@ class Hierarchy:
         keys = [f"{p}/{d}" for p in todo for d in _DOCS]
         got = self._documents(keys)
         for i, p in enumerate(todo):
-            docs = dict(zip(_DOCS, got[i * len(_DOCS):(i + 1) * len(_DOCS)], strict=True))
+            docs = dict(zip(_DOCS, got[i * len(_DOCS) : (i + 1) * len(_DOCS)], strict=True))
             try:
                 meta = self._parse(_settled(docs), p)
             except ZarrfsError as exc:
@@ -123,17 +124,20 @@ class Hierarchy:
     @staticmethod
     def _parse_documents(got: dict, where: str) -> Metadata | None:
         if got.get("zarr.json") is not None:
-            return parse_v3(load_json(got["zarr.json"], path=f"{where}/zarr.json"),
-                            path=f"{where}/zarr.json")
+            return parse_v3(
+                load_json(got["zarr.json"], path=f"{where}/zarr.json"), path=f"{where}/zarr.json"
+            )
         attrs = None
         if got.get(".zattrs") is not None:
             attrs = load_json(got[".zattrs"], path=f"{where}/.zattrs")
         if got.get(".zarray") is not None:
-            return parse_zarray(load_json(got[".zarray"], path=f"{where}/.zarray"), attrs,
-                                path=f"{where}/.zarray")
+            return parse_zarray(
+                load_json(got[".zarray"], path=f"{where}/.zarray"), attrs, path=f"{where}/.zarray"
+            )
         if got.get(".zgroup") is not None:
-            return parse_zgroup(load_json(got[".zgroup"], path=f"{where}/.zgroup"), attrs,
-                                path=f"{where}/.zgroup")
+            return parse_zgroup(
+                load_json(got[".zgroup"], path=f"{where}/.zgroup"), attrs, path=f"{where}/.zgroup"
+            )
         return None
 
     def _implicit(self, path: str) -> GroupMetadata | None:
@@ -147,7 +151,7 @@ class Hierarchy:
                 dirs, _ = self.store.list_dir(directory)
                 below += [_join(directory, d) for d in dirs]
             budget -= len(level)
-            below = below[:max(budget, 0)]
+            below = below[: max(budget, 0)]
             self.prefetch(below)  # the documents of a whole level in one round trip
             with self._lock:
                 if any(self.nodes.get(b) is not None or b in self.errors for b in below):
@@ -166,8 +170,10 @@ class Hierarchy:
                 meta = self.nodes.get("/".join(parts[:depth]))
                 for declared in declared_paths(meta.attributes) if meta is not None else []:
                     below = declared.split("/")
-                    if below[:len(parts) - depth] == parts[depth:] and \
-                            len(below) > len(parts) - depth:
+                    if (
+                        below[: len(parts) - depth] == parts[depth:]
+                        and len(below) > len(parts) - depth
+                    ):
                         names.add(below[len(parts) - depth])
         return sorted(names)
 
@@ -177,8 +183,11 @@ class Hierarchy:
         with self._lock:
             ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
         series = ome.attributes.get("series") if ome is not None else None
-        more = sorted({s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
-                      if isinstance(series, list) else ())
+        more = sorted(
+            {s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
+            if isinstance(series, list)
+            else ()
+        )
         more = [s for s in more if "/" not in s and s not in (".", "..")]
         self.prefetch([_join(path, s) for s in more])
         return more
@@ -187,8 +196,11 @@ class Hierarchy:
         """Sorted names of the nodes directly below ``path``."""
         if self.consolidated is not None:
             prefix = f"{path}/" if path else ""
-            names = {k[len(prefix):].split("/", 1)[0] for k in self.consolidated
-                     if k.startswith(prefix) and k != path}
+            names = {
+                k[len(prefix) :].split("/", 1)[0]
+                for k in self.consolidated
+                if k.startswith(prefix) and k != path
+            }
             return sorted(n for n in names if n)
         refused = None
         try:
@@ -220,7 +232,8 @@ class Hierarchy:
             for d in declared:
                 child, error = self.nodes.get(_join(path, d)), self.errors.get(_join(path, d))
                 if (error is not None and not isinstance(error, AccessDeniedError)) or (
-                        child is not None and (zarr_format == 3 or child.zarr_format == 2)):
+                    child is not None and (zarr_format == 3 or child.zarr_format == 2)
+                ):
                     names.append(d)
         return sorted(names)
 
@@ -290,7 +303,9 @@ class Group(Node):
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
-            raise NodeNotFoundError(f"no node {name!r} in {self.url}", path=url_below(self.url, name))
+            raise NodeNotFoundError(
+                f"no node {name!r} in {self.url}", path=url_below(self.url, name)
+            )
         return _node(self._hierarchy, path, meta)
 
     def members(self) -> list[tuple[str, Group | Array]]:
@@ -347,8 +362,10 @@ class Array(Node):
         return self._reader.chunk_key(tuple(chunk_coords))
 
     def chunk_region(self, chunk_coords) -> tuple[slice, ...]:
-        return tuple(slice(i * c, min((i + 1) * c, n))
-                     for i, c, n in zip(chunk_coords, self.chunks, self.shape, strict=True))
+        return tuple(
+            slice(i * c, min((i + 1) * c, n))
+            for i, c, n in zip(chunk_coords, self.chunks, self.shape, strict=True)
+        )
 
     def chunks_in(self, selection=...) -> list[tuple[int, ...]]:
         return chunks_in(normalize_selection(selection, self.shape), self.chunks)
@@ -360,8 +377,11 @@ class Array(Node):
             return None
         prefix = f"{self.path}/" if self.path else ""
         sizes = self.store.list_prefix_sizes(self.path)
-        return sum(n for k, n in sizes.items()
-                   if k.startswith(prefix) and k.rsplit("/", 1)[-1] not in (*_DOCS, ".zmetadata"))
+        return sum(
+            n
+            for k, n in sizes.items()
+            if k.startswith(prefix) and k.rsplit("/", 1)[-1] not in (*_DOCS, ".zmetadata")
+        )
 
     # ---------------------------------------------------------------- reading
     def _empty(self, shape) -> np.ndarray:
@@ -389,14 +409,19 @@ class Array(Node):
         for offset, box in flat_boxes(start, stop, self.shape):
             dims = normalize_selection(box, self.shape)
             shape = out_shape(dims)
-            view = result[offset:offset + math.prod(shape)].reshape(shape)
+            view = result[offset : offset + math.prod(shape)].reshape(shape)
             targets.extend((r, view) for r in plan(dims, self.chunks, self.shape))
         self._reader.execute(targets)
         return result
 
-    def submit(self, selection=..., priority: int = scheduler.PRIORITY_VISIBLE,
-               on_chunk=None, out: np.ndarray | None = None,
-               keep_whole_chunks: bool = True) -> scheduler.ReadFuture:
+    def submit(
+        self,
+        selection=...,
+        priority: int = scheduler.PRIORITY_VISIBLE,
+        on_chunk=None,
+        out: np.ndarray | None = None,
+        keep_whole_chunks: bool = True,
+    ) -> scheduler.ReadFuture:
         """A background read; see the package docstring. ``keep_whole_chunks=False``: chunks
         the selection covers whole are not kept in the shared cache (a streaming reader that
         never comes back to them saves the memory and a copy); chunks it covers in part are."""
@@ -407,8 +432,13 @@ class Array(Node):
         token = scheduler.CancelToken()
 
         def work():
-            self._reader.execute([(r, out) for r in requests], token=token, on_chunk=on_chunk,
-                                 priority=priority, keep_whole=keep_whole_chunks)
+            self._reader.execute(
+                [(r, out) for r in requests],
+                token=token,
+                on_chunk=on_chunk,
+                priority=priority,
+                keep_whole=keep_whole_chunks,
+            )
             return out
 
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
@@ -452,13 +482,17 @@ def _malformed(where: str) -> Iterator[None]:
             exc.args = (exc.message,)
         raise
     except _MALFORMED as exc:
-        raise MetadataError(f"{where}: malformed metadata ({type(exc).__name__}: {exc})",
-                            path=where) from exc
+        raise MetadataError(
+            f"{where}: malformed metadata ({type(exc).__name__}: {exc})", path=where
+        ) from exc
 
 
 def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array:
-    return Array(hierarchy, path, meta) if isinstance(meta, ArrayMetadata) else \
-        Group(hierarchy, path, meta)
+    return (
+        Array(hierarchy, path, meta)
+        if isinstance(meta, ArrayMetadata)
+        else Group(hierarchy, path, meta)
+    )
 
 
 def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001

@@ -57,8 +57,9 @@ class ArrayMetadata:
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
-        return tuple(math.ceil(s / c) if c else 0
-                     for s, c in zip(self.shape, self.chunk_shape, strict=True))
+        return tuple(
+            math.ceil(s / c) if c else 0 for s, c in zip(self.shape, self.chunk_shape, strict=True)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,8 +82,7 @@ def load_json(data: bytes, *, path: str) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MetadataError(f"{path}: malformed JSON ({exc})", path=path) from exc
     if not isinstance(doc, dict):
-        raise MetadataError(f"{path}: expected a JSON object, got {type(doc).__name__}",
-                            path=path)
+        raise MetadataError(f"{path}: expected a JSON object, got {type(doc).__name__}", path=path)
     return doc
 
 
@@ -90,26 +90,44 @@ def require(doc: dict, name: str, kind: type | tuple, *, path: str) -> Any:
     if name not in doc:
         raise MetadataError(f"{path}: required field {name!r} is missing", path=path, field=name)
     value = doc[name]
-    if not isinstance(value, kind) or isinstance(value, bool) and bool not in (
-            kind if isinstance(kind, tuple) else (kind,)):
-        raise MetadataError(f"{path}: field {name!r} has an invalid value {value!r}",
-                            path=path, field=name)
+    if (
+        not isinstance(value, kind)
+        or isinstance(value, bool)
+        and bool not in (kind if isinstance(kind, tuple) else (kind,))
+    ):
+        raise MetadataError(
+            f"{path}: field {name!r} has an invalid value {value!r}", path=path, field=name
+        )
     return value
 
 
 def int_tuple(value: Any, name: str, *, path: str, positive: bool = False) -> tuple[int, ...]:
     if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= (1 if positive else 0)
-            for v in value):
-        raise MetadataError(f"{path}: field {name!r} must be a list of "
-                            f"{'positive' if positive else 'non-negative'} integers, got {value!r}",
-                            path=path, field=name)
+        isinstance(v, int) and not isinstance(v, bool) and v >= (1 if positive else 0)
+        for v in value
+    ):
+        raise MetadataError(
+            f"{path}: field {name!r} must be a list of "
+            f"{'positive' if positive else 'non-negative'} integers, got {value!r}",
+            path=path,
+            field=name,
+        )
     return tuple(value)
 
 
-_ARRAY_KEYS = {"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
-               "chunk_key_encoding", "fill_value", "codecs", "attributes", "dimension_names",
-               "storage_transformers"}
+_ARRAY_KEYS = {
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "dimension_names",
+    "storage_transformers",
+}
 _GROUP_KEYS = {"zarr_format", "node_type", "attributes", "consolidated_metadata"}
 
 
@@ -119,8 +137,11 @@ def _check_extensions(doc: dict, known: set[str], path: str) -> None:
             continue
         if isinstance(value, dict) and value.get("must_understand") is False:
             continue
-        raise UnsupportedError(f"{path}: unknown field {name!r} (must be understood; mark it "
-                               '"must_understand": false to let readers ignore it)', path=path)
+        raise UnsupportedError(
+            f"{path}: unknown field {name!r} (must be understood; mark it "
+            '"must_understand": false to let readers ignore it)',
+            path=path,
+        )
 
 
 def parse_v3(doc: dict, *, path: str) -> Metadata:
@@ -130,11 +151,15 @@ def parse_v3(doc: dict, *, path: str) -> Metadata:
     node_type = doc.get("node_type")
     if node_type == "group":
         _check_extensions(doc, _GROUP_KEYS, path)
-        return GroupMetadata(3, _attributes(doc, path), {"zarr.json": doc},
-                             consolidated=_consolidated_v3(doc, path))
+        return GroupMetadata(
+            3, _attributes(doc, path), {"zarr.json": doc}, consolidated=_consolidated_v3(doc, path)
+        )
     if node_type != "array":
-        raise MetadataError(f"{path}: node_type must be 'array' or 'group', got {node_type!r}",
-                            path=path, field="node_type")
+        raise MetadataError(
+            f"{path}: node_type must be 'array' or 'group', got {node_type!r}",
+            path=path,
+            field="node_type",
+        )
     _check_extensions(doc, _ARRAY_KEYS, path)
     return _parse_v3_array(doc, path)
 
@@ -144,32 +169,51 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
     data_type = parse_v3_data_type(require(doc, "data_type", (str, dict), path=path), path=path)
     grid = require(doc, "chunk_grid", dict, path=path)
     if grid.get("name") != "regular":
-        raise UnsupportedError(f"{path}: chunk grid {grid.get('name')!r} is not supported "
-                               "(only 'regular')", path=path)
-    chunk_shape = int_tuple(_configuration(grid, "chunk_grid", path).get("chunk_shape"),
-                            "chunk_grid.configuration.chunk_shape", path=path, positive=True)
+        raise UnsupportedError(
+            f"{path}: chunk grid {grid.get('name')!r} is not supported (only 'regular')", path=path
+        )
+    chunk_shape = int_tuple(
+        _configuration(grid, "chunk_grid", path).get("chunk_shape"),
+        "chunk_grid.configuration.chunk_shape",
+        path=path,
+        positive=True,
+    )
     if len(chunk_shape) != len(shape):
-        raise MetadataError(f"{path}: chunk_shape {chunk_shape} does not match shape {shape}",
-                            path=path, field="chunk_grid")
+        raise MetadataError(
+            f"{path}: chunk_shape {chunk_shape} does not match shape {shape}",
+            path=path,
+            field="chunk_grid",
+        )
     codecs = CodecChain.from_codecs(
-        [codec_from_json(c, path=path) for c in require(doc, "codecs", list, path=path)],
-        path=path)
+        [codec_from_json(c, path=path) for c in require(doc, "codecs", list, path=path)], path=path
+    )
     if doc.get("storage_transformers"):
         raise UnsupportedError(f"{path}: storage transformers are not supported", path=path)
     names = doc.get("dimension_names")
-    if names is not None and (not isinstance(names, list) or len(names) != len(shape) or not all(
-            n is None or isinstance(n, str) for n in names)):
-        raise MetadataError(f"{path}: invalid dimension_names {names!r}", path=path,
-                            field="dimension_names")
+    if names is not None and (
+        not isinstance(names, list)
+        or len(names) != len(shape)
+        or not all(n is None or isinstance(n, str) for n in names)
+    ):
+        raise MetadataError(
+            f"{path}: invalid dimension_names {names!r}", path=path, field="dimension_names"
+        )
     if "fill_value" not in doc:
-        raise MetadataError(f"{path}: required field 'fill_value' is missing", path=path,
-                            field="fill_value")
+        raise MetadataError(
+            f"{path}: required field 'fill_value' is missing", path=path, field="fill_value"
+        )
     return ArrayMetadata(
-        zarr_format=3, shape=shape, data_type=data_type, chunk_shape=chunk_shape,
+        zarr_format=3,
+        shape=shape,
+        data_type=data_type,
+        chunk_shape=chunk_shape,
         chunk_key_encoding=_chunk_key_encoding(doc, path),
         fill_value=parse_fill_value(doc["fill_value"], data_type, 3, path=path),
-        codecs=codecs, dimension_names=tuple(names) if names is not None else None,
-        attributes=_attributes(doc, path), document={"zarr.json": doc})
+        codecs=codecs,
+        dimension_names=tuple(names) if names is not None else None,
+        attributes=_attributes(doc, path),
+        document={"zarr.json": doc},
+    )
 
 
 def _chunk_key_encoding(doc: dict, path: str) -> ChunkKeyEncoding:
@@ -178,7 +222,8 @@ def _chunk_key_encoding(doc: dict, path: str) -> ChunkKeyEncoding:
         enc = {"name": enc}
     name = enc.get("name")
     sep = _configuration(enc, "chunk_key_encoding", path).get(
-        "separator", "/" if name == "default" else ".")
+        "separator", "/" if name == "default" else "."
+    )
     if name not in ("default", "v2") or sep not in ("/", "."):
         raise UnsupportedError(f"{path}: chunk key encoding {enc!r} is not supported", path=path)
     return ChunkKeyEncoding(name, sep)
@@ -190,16 +235,18 @@ def _configuration(named: dict, field: str, path: str) -> dict:
     if config is None:
         return {}
     if not isinstance(config, dict):
-        raise MetadataError(f"{path}: {field}.configuration must be an object, not {config!r}",
-                            path=path, field=field)
+        raise MetadataError(
+            f"{path}: {field}.configuration must be an object, not {config!r}",
+            path=path,
+            field=field,
+        )
     return config
 
 
 def _attributes(doc: dict, path: str) -> dict:
     attrs = doc.get("attributes", {})
     if not isinstance(attrs, dict):
-        raise MetadataError(f"{path}: attributes must be an object", path=path,
-                            field="attributes")
+        raise MetadataError(f"{path}: attributes must be an object", path=path, field="attributes")
     return attrs
 
 
@@ -211,8 +258,11 @@ def _consolidated_v3(doc: dict, path: str) -> dict[str, Metadata] | None:
     members = cm.get("metadata")
     if not isinstance(members, dict):
         return None
-    return {key.strip("/"): parse_v3(child, path=f"{path}#consolidated/{key}")
-            for key, child in members.items() if isinstance(child, dict)}
+    return {
+        key.strip("/"): parse_v3(child, path=f"{path}#consolidated/{key}")
+        for key, child in members.items()
+        if isinstance(child, dict)
+    }
 
 
 def fill_array(meta: ArrayMetadata) -> np.ndarray:

@@ -15,54 +15,75 @@ from .errors import MetadataError
 from .metadata import ArrayMetadata, ChunkKeyEncoding, GroupMetadata, int_tuple, require
 
 #: codec ids that say what a ``"|O"`` array holds (zarr-python data types guide, "Object")
-OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "categorize",
-                 "pickle")
+OBJECT_CODECS = (
+    "vlen-utf8",
+    "vlen-bytes",
+    "vlen-array",
+    "json2",
+    "msgpack2",
+    "categorize",
+    "pickle",
+)
 
 
 def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
     if doc.get("zarr_format") != 2:
         raise MetadataError(f"{path}: zarr_format must be 2", path=path, field="zarr_format")
     shape = int_tuple(require(doc, "shape", list, path=path), "shape", path=path)
-    chunks = int_tuple(require(doc, "chunks", list, path=path), "chunks", path=path,
-                       positive=True)
+    chunks = int_tuple(require(doc, "chunks", list, path=path), "chunks", path=path, positive=True)
     if len(chunks) != len(shape):
-        raise MetadataError(f"{path}: chunks {chunks} do not match shape {shape}", path=path,
-                            field="chunks")
+        raise MetadataError(
+            f"{path}: chunks {chunks} do not match shape {shape}", path=path, field="chunks"
+        )
     filters = doc.get("filters") or []
     compressor = doc.get("compressor")
     if not isinstance(filters, list) or not all(isinstance(f, dict) for f in filters):
-        raise MetadataError(f"{path}: filters must be a list of objects", path=path,
-                            field="filters")
+        raise MetadataError(
+            f"{path}: filters must be a list of objects", path=path, field="filters"
+        )
     if compressor is not None and not isinstance(compressor, dict):
-        raise MetadataError(f"{path}: compressor must be an object or null", path=path,
-                            field="compressor")
+        raise MetadataError(
+            f"{path}: compressor must be an object or null", path=path, field="compressor"
+        )
     configs = [*filters, *([compressor] if compressor else [])]
     object_codec = next((c.get("id") for c in configs if c.get("id") in OBJECT_CODECS), None)
     if "dtype" not in doc:
-        raise MetadataError(f"{path}: required field 'dtype' is missing", path=path,
-                            field="dtype")
+        raise MetadataError(f"{path}: required field 'dtype' is missing", path=path, field="dtype")
     data_type = parse_v2_dtype(doc["dtype"], object_codec=object_codec, path=path)
     order = doc.get("order", "C")
     if order not in ("C", "F"):
-        raise MetadataError(f"{path}: order must be 'C' or 'F', got {order!r}", path=path,
-                            field="order")
+        raise MetadataError(
+            f"{path}: order must be 'C' or 'F', got {order!r}", path=path, field="order"
+        )
     separator = doc.get("dimension_separator") or "."
     if separator not in (".", "/"):
-        raise MetadataError(f"{path}: dimension_separator must be '.' or '/'", path=path,
-                            field="dimension_separator")
+        raise MetadataError(
+            f"{path}: dimension_separator must be '.' or '/'",
+            path=path,
+            field="dimension_separator",
+        )
     codecs = CodecChain(
         array_array=(),
         array_bytes=V2Layout({"dtype": data_type.stored_dtype, "order": order}),
-        bytes_bytes=tuple(v2_codec(c, path=path) for c in configs))
+        bytes_bytes=tuple(v2_codec(c, path=path) for c in configs),
+    )
     if "fill_value" not in doc:
-        raise MetadataError(f"{path}: required field 'fill_value' is missing", path=path,
-                            field="fill_value")
+        raise MetadataError(
+            f"{path}: required field 'fill_value' is missing", path=path, field="fill_value"
+        )
     document = {".zarray": doc, **({".zattrs": attrs} if attrs is not None else {})}
     return ArrayMetadata(
-        zarr_format=2, shape=shape, data_type=data_type, chunk_shape=chunks,
+        zarr_format=2,
+        shape=shape,
+        data_type=data_type,
+        chunk_shape=chunks,
         chunk_key_encoding=ChunkKeyEncoding("v2", separator),
         fill_value=parse_fill_value(doc["fill_value"], data_type, 2, path=path),
-        codecs=codecs, order=order, attributes=attrs or {}, document=document)
+        codecs=codecs,
+        order=order,
+        attributes=attrs or {},
+        document=document,
+    )
 
 
 def parse_zgroup(doc: dict, attrs: dict | None, *, path: str) -> GroupMetadata:
@@ -85,6 +106,9 @@ def parse_zmetadata(doc: dict, *, path: str) -> dict[str, ArrayMetadata | GroupM
         attrs = entries.get(f"{node}/.zattrs" if node else ".zattrs")
         attrs = attrs if isinstance(attrs, dict) else None
         where = f"{path}#{key}"
-        nodes[node] = (parse_zarray(value, attrs, path=where) if name == ".zarray"
-                       else parse_zgroup(value, attrs, path=where))
+        nodes[node] = (
+            parse_zarray(value, attrs, path=where)
+            if name == ".zarray"
+            else parse_zgroup(value, attrs, path=where)
+        )
     return nodes

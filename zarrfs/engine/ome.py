@@ -50,8 +50,11 @@ def _transforms(entry: dict, where: str) -> tuple:
     scale = translation = None
     for t in entry.get("coordinateTransformations") or []:
         if not isinstance(t, dict):
-            raise MetadataError(f"{where}: coordinateTransformations entries must be objects",
-                                path=where, field="coordinateTransformations")
+            raise MetadataError(
+                f"{where}: coordinateTransformations entries must be objects",
+                path=where,
+                field="coordinateTransformations",
+            )
         if t.get("type") == "scale":
             scale = _numbers(t.get("scale"), where, "scale")
         elif t.get("type") == "translation":
@@ -61,9 +64,11 @@ def _transforms(entry: dict, where: str) -> tuple:
 
 def _numbers(values, where: str, field: str) -> tuple[float, ...]:
     if not isinstance(values, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise MetadataError(f"{where}: {field} must be a list of numbers, got {values!r}",
-                            path=where, field=field)
+        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+    ):
+        raise MetadataError(
+            f"{where}: {field} must be a list of numbers, got {values!r}", path=where, field=field
+        )
     return tuple(float(v) for v in values)
 
 
@@ -82,18 +87,19 @@ def parse_multiscales(attrs: dict, *, path: str = "") -> list[Multiscale]:
         return []
     where = f"{path or '/'} (OME-Zarr multiscales)"
     if not isinstance(raw, list):
-        raise MetadataError(f"{where}: multiscales must be a list", path=path,
-                            field="multiscales")
+        raise MetadataError(f"{where}: multiscales must be a list", path=path, field="multiscales")
     out = []
     for ms in raw:
         if not isinstance(ms, dict) or not isinstance(ms.get("datasets"), list):
-            raise MetadataError(f"{where}: each multiscale needs a 'datasets' list", path=path,
-                                field="multiscales")
+            raise MetadataError(
+                f"{where}: each multiscale needs a 'datasets' list", path=path, field="multiscales"
+            )
         datasets = []
         for d in ms["datasets"]:
             if not isinstance(d, dict) or not isinstance(d.get("path"), str):
-                raise MetadataError(f"{where}: dataset without a path: {d!r}", path=path,
-                                    field="datasets")
+                raise MetadataError(
+                    f"{where}: dataset without a path: {d!r}", path=path, field="datasets"
+                )
             datasets.append(Dataset(d["path"], *_transforms(d, where)))
         raw_axes = ms.get("axes") or []
         if not isinstance(raw_axes, list):
@@ -104,9 +110,11 @@ def parse_multiscales(attrs: dict, *, path: str = "") -> list[Multiscale]:
                 if axes and values is not None and len(values) != len(axes):
                     raise MetadataError(
                         f"{where}: dataset {d.path!r} has {len(values)} transform values "
-                        f"for {len(axes)} axes", path=path, field="coordinateTransformations")
-        out.append(Multiscale(ms.get("name"), ms.get("version") or version, axes,
-                              tuple(datasets)))
+                        f"for {len(axes)} axes",
+                        path=path,
+                        field="coordinateTransformations",
+                    )
+        out.append(Multiscale(ms.get("name"), ms.get("version") or version, axes, tuple(datasets)))
     return out
 
 
@@ -135,8 +143,11 @@ def declared_paths(attrs: dict) -> list[str]:
         names.append("labels")  # NGFF: an image's labels live in its "labels" group
     labels = ome.get("labels")
     names += [n for n in labels if isinstance(n, str)] if isinstance(labels, list) else []
-    for key, entries, field in (("plate", "wells", "path"), ("plate", "rows", "name"),
-                                ("well", "images", "path")):
+    for key, entries, field in (
+        ("plate", "wells", "path"),
+        ("plate", "rows", "name"),
+        ("well", "images", "path"),
+    ):
         if isinstance(ome.get(key), dict):
             paths(ome[key].get(entries), field)
     if "bioformats2raw.layout" in attrs or "bioformats2raw.layout" in ome:
@@ -163,12 +174,17 @@ def levels(group, multiscale: Multiscale) -> list:
         try:
             node = group[d.path]
         except ZarrfsError as exc:
-            raise MetadataError(f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be "
-                                f"opened: {exc.message}", path=group.path,
-                                field="datasets") from exc
+            raise MetadataError(
+                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: {exc.message}",
+                path=group.path,
+                field="datasets",
+            ) from exc
         if node.kind != "array":
-            raise MetadataError(f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, "
-                                f"not an array", path=group.path, field="datasets")
+            raise MetadataError(
+                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, not an array",
+                path=group.path,
+                field="datasets",
+            )
         out.append(node)
     return out
 

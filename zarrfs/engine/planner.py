@@ -56,8 +56,9 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> tuple[DimSelection
         raise SelectionError("a selection may hold at most one '...'")
     n_explicit = sum(1 for s in selection if s is not Ellipsis)
     if n_explicit > len(shape):
-        raise SelectionError(f"too many indices ({n_explicit}) for an array of {len(shape)} "
-                             f"dimensions")
+        raise SelectionError(
+            f"too many indices ({n_explicit}) for an array of {len(shape)} dimensions"
+        )
     expanded: list = []
     for s in selection:
         if s is Ellipsis:
@@ -80,13 +81,13 @@ def _dim(sel, n: int, axis: int) -> DimSelection:
             return DimSelection(r.start, r.step, len(r))
         return DimSelection(r[-1], -r.step, len(r), reverse=True)
     if isinstance(sel, bool):  # NumPy reads a bool as a mask, not as 0 or 1
-        raise SelectionError(f"unsupported index {sel!r} on axis {axis}: booleans are not "
-                             "indices")
+        raise SelectionError(f"unsupported index {sel!r} on axis {axis}: booleans are not indices")
     try:
         i = operator.index(sel)
     except TypeError as exc:
-        raise SelectionError(f"unsupported index {sel!r} on axis {axis}: only integers, "
-                             "slices and ... are supported") from exc
+        raise SelectionError(
+            f"unsupported index {sel!r} on axis {axis}: only integers, slices and ... are supported"
+        ) from exc
     if not -n <= i < n:
         raise SelectionError(f"index {i} is out of bounds for axis {axis} with size {n}")
     return DimSelection(i % n, 1, 1, drop=True)
@@ -126,8 +127,9 @@ def _dim_pieces(d: DimSelection, c: int) -> Iterator[tuple[int, slice | int, sli
         yield k, in_chunk, out, d.step == 1 and first == lo and final == hi - 1
 
 
-def plan(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...],
-         shape: tuple[int, ...]) -> list[ChunkRequest]:
+def plan(
+    dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...], shape: tuple[int, ...]
+) -> list[ChunkRequest]:
     """Every chunk the selection touches, in C order of chunk coordinates."""
     if any(d.count == 0 for d in dims):
         return []
@@ -135,15 +137,22 @@ def plan(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...],
         return [ChunkRequest((), (), (), True)]
     per_dim = []
     for d, c, n in zip(dims, chunk_shape, shape, strict=True):
-        per_dim.append([(k, in_chunk, out, whole or (c * (k + 1) > n
-                                                     and _covers_to_edge(in_chunk, k, c, n)))
-                        for k, in_chunk, out, whole in _dim_pieces(d, c)])
+        per_dim.append(
+            [
+                (
+                    k,
+                    in_chunk,
+                    out,
+                    whole or (c * (k + 1) > n and _covers_to_edge(in_chunk, k, c, n)),
+                )
+                for k, in_chunk, out, whole in _dim_pieces(d, c)
+            ]
+        )
     kept = [i for i, d in enumerate(dims) if not d.drop]
     requests = []
     for combo in itertools.product(*per_dim):
         coords, in_chunk, out, whole = zip(*combo, strict=True)
-        requests.append(ChunkRequest(coords, in_chunk, tuple([out[i] for i in kept]),
-                                     all(whole)))
+        requests.append(ChunkRequest(coords, in_chunk, tuple([out[i] for i in kept]), all(whole)))
     return requests
 
 
@@ -152,7 +161,9 @@ def _covers_to_edge(sel, k: int, c: int, n: int) -> bool:
     return isinstance(sel, slice) and sel.start == 0 and sel.step == 1 and sel.stop == n - k * c
 
 
-def chunks_in(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> list[tuple[int, ...]]:
+def chunks_in(
+    dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]
+) -> list[tuple[int, ...]]:
     """Coordinates of the chunks a selection touches."""
     if any(d.count == 0 for d in dims):
         return []
@@ -160,7 +171,9 @@ def chunks_in(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> l
     return list(itertools.product(*per_dim))
 
 
-def flat_boxes(start: int, stop: int, shape: tuple[int, ...]) -> list[tuple[int, tuple[slice, ...]]]:
+def flat_boxes(
+    start: int, stop: int, shape: tuple[int, ...]
+) -> list[tuple[int, tuple[slice, ...]]]:
     """A C-order flat element range as at most ``2*ndim`` boxes: (offset in the range, box).
 
     Each box is a tuple of slices whose elements, in C order, are contiguous in the flat range.
@@ -169,7 +182,7 @@ def flat_boxes(start: int, stop: int, shape: tuple[int, ...]) -> list[tuple[int,
         return []
     if not shape:
         return [(0, ())]
-    strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
 
     def unravel(i: int) -> list[int]:
         return [(i // s) % n for s, n in zip(strides, shape, strict=True)]
@@ -184,8 +197,11 @@ def flat_boxes(start: int, stop: int, shape: tuple[int, ...]) -> list[tuple[int,
             axis -= 1
         span = strides[axis]
         n = min(shape[axis] - idx[axis], (stop - pos) // span)
-        box = tuple([slice(i, i + 1) for i in idx[:axis]] + [slice(idx[axis], idx[axis] + n)]
-                    + [slice(0, m) for m in shape[axis + 1:]])
+        box = tuple(
+            [slice(i, i + 1) for i in idx[:axis]]
+            + [slice(idx[axis], idx[axis] + n)]
+            + [slice(0, m) for m in shape[axis + 1 :]]
+        )
         boxes.append((pos - start, box))
         pos += n * span
     return boxes

@@ -50,7 +50,6 @@ class ChunkEvent:
 Target = tuple[ChunkRequest, np.ndarray]
 
 
-
 class ArrayReader:
     """Reads chunks of one array. The chunk a read decodes is the inner chunk when sharded."""
 
@@ -61,22 +60,32 @@ class ArrayReader:
         chain = meta.codecs
         codec = chain.array_bytes
         # partial shard reads only where the shard object is exactly index + inner chunks
-        self.sharding = (codec if isinstance(codec, ShardingCodec) and not chain.array_array
-                         and not chain.bytes_bytes else None)
+        self.sharding = (
+            codec
+            if isinstance(codec, ShardingCodec) and not chain.array_array and not chain.bytes_bytes
+            else None
+        )
         self.chunk_shape = self.sharding.chunk_shape if self.sharding else meta.chunk_shape
         #: the codecs of one read chunk: the inner chain when shards are read partially
         self.chain = self.sharding.codecs if self.sharding else meta.codecs
         self._chunk_nbytes = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize
         self._cps = self.sharding.chunks_per_shard(meta.chunk_shape) if self.sharding else None
         self.fill = fill_array(meta)
-        self.spec = ChunkSpec(self.chunk_shape, meta.data_type.stored_dtype, meta.order,
-                              meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill)
+        self.spec = ChunkSpec(
+            self.chunk_shape,
+            meta.data_type.stored_dtype,
+            meta.order,
+            meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill,
+        )
         self._prefix = f"{path}/" if path else ""
         # cached chunks and shard indexes belong to this metadata: an array rewritten under
         # the same URL (read again after open()) must never meet chunks decoded for the old
         # one (an int16 chunk of 3 was placed into a float32 array of chunks of 2)
-        self._identity = (store.url, path,
-                          hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest())
+        self._identity = (
+            store.url,
+            path,
+            hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest(),
+        )
 
     # ----------------------------------------------------------------- keys
     def chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
@@ -94,9 +103,15 @@ class ArrayReader:
         return (*self._identity, coords)
 
     # ----------------------------------------------------------------- read
-    def execute(self, targets: list[Target], *, token: scheduler.CancelToken | None = None,
-                on_chunk: Callable[[ChunkEvent], None] | None = None,
-                priority: int = scheduler.PRIORITY_VISIBLE, keep_whole: bool = True) -> None:
+    def execute(
+        self,
+        targets: list[Target],
+        *,
+        token: scheduler.CancelToken | None = None,
+        on_chunk: Callable[[ChunkEvent], None] | None = None,
+        priority: int = scheduler.PRIORITY_VISIBLE,
+        keep_whole: bool = True,
+    ) -> None:
         """Fill every target; raise the first failure once all chunks are done. Decoded
         chunks go to the shared cache; with ``keep_whole`` False only those the targets
         read in part do (a streaming reader never comes back for the others)."""
@@ -124,19 +139,29 @@ class ArrayReader:
         mine = [pending[i] for i in owned]
         futures: list[concurrent.futures.Future] = []
         if mine:
-            job = functools.partial(self._job, by_chunk=by_chunk, token=token,
-                                    on_chunk=on_chunk, caching=caching, keep_whole=keep_whole)
+            job = functools.partial(
+                self._job,
+                by_chunk=by_chunk,
+                token=token,
+                on_chunk=on_chunk,
+                caching=caching,
+                keep_whole=keep_whole,
+            )
             if self.store.is_async:
                 self._dispatch_arrivals(mine, job, priority, futures, token)
             elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
                 futures = [scheduler.run_here(job(mine, None))]
             else:
-                futures = [scheduler.run_decode(job(batch, None), priority) for batch in
-                           _batches(mine, _task_size(len(mine), self._chunk_nbytes))]
+                futures = [
+                    scheduler.run_decode(job(batch, None), priority)
+                    for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes))
+                ]
         first = self._wait(futures)
         for i, slot in waited:
-            first = self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk,
-                               caching) or first
+            first = (
+                self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk, caching)
+                or first
+            )
         if token.cancelled:
             raise ReadCancelled(path=self.path)
         if first is not None:
@@ -147,8 +172,11 @@ class ArrayReader:
         value = slot.wait()
         if value is _CANCELLED and not token.cancelled:
             data = self._locate([coords])[coords]
-            value = data if data is _MISSING or isinstance(data, ZarrfsError) else \
-                self._guarded_decode(data, coords, caching=False)
+            value = (
+                data
+                if data is _MISSING or isinstance(data, ZarrfsError)
+                else self._guarded_decode(data, coords, caching=False)
+            )
         if isinstance(value, BaseException):
             if isinstance(value, ZarrfsError):
                 self._failed(coords, value, targets, on_chunk)
@@ -216,8 +244,9 @@ class ArrayReader:
         def run():
             done: set = set()
             try:
-                return self._run_batch(batch, located, by_chunk, token, on_chunk, caching,
-                                       keep_whole, done)
+                return self._run_batch(
+                    batch, located, by_chunk, token, on_chunk, caching, keep_whole, done
+                )
             finally:
                 for coords in batch:  # cancelled or failed before its turn
                     if coords not in done:
@@ -225,8 +254,9 @@ class ArrayReader:
 
         return run
 
-    def _run_batch(self, batch, located, by_chunk, token, on_chunk, caching, keep_whole,
-                   done) -> None:
+    def _run_batch(
+        self, batch, located, by_chunk, token, on_chunk, caching, keep_whole, done
+    ) -> None:
         if token.cancelled:
             return
         raw = located if located is not None else self._locate(batch)  # errors per chunk
@@ -289,8 +319,13 @@ class ArrayReader:
                 chain.decode_bytes_into(raw, flat)
                 return chunk
             if chain.direct:
-                buf = dest if dest is not None else np.empty(self._chunk_nbytes, np.uint8) \
-                    if caching else _scratch(self._chunk_nbytes, np.uint8, (-1,))[0]
+                buf = (
+                    dest
+                    if dest is not None
+                    else np.empty(self._chunk_nbytes, np.uint8)
+                    if caching
+                    else _scratch(self._chunk_nbytes, np.uint8, (-1,))[0]
+                )
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
@@ -341,8 +376,9 @@ class ArrayReader:
             out.update(arrived)
         return out
 
-    def _arrivals(self, coords_list, token: scheduler.CancelToken | None = None
-                  ) -> Iterator[list[tuple[tuple[int, ...], object]]]:
+    def _arrivals(
+        self, coords_list, token: scheduler.CancelToken | None = None
+    ) -> Iterator[list[tuple[tuple[int, ...], object]]]:
         """``(coords, bytes | _MISSING | error of that chunk alone)`` of every chunk, in
         bursts as they arrive, fetched in as few waves as the layout allows: one for plain
         chunks; for shards one when every inner chunk of a shard is wanted (the whole shard is
@@ -379,16 +415,20 @@ class ArrayReader:
             return answer
         if req.start is None:  # a whole chunk object
             return _MISSING if answer is None else answer
-        data = None if answer is None else answer[offset:offset + (req.end - req.start)]
+        data = None if answer is None else answer[offset : offset + (req.end - req.start)]
         if data is None or len(data) != req.end - req.start:
             return ChunkDecodeError(
                 f"shard {req.key!r} is truncated: inner chunk {coords} wants bytes "
                 f"{req.start}-{req.end}, got {0 if data is None else len(data)}",
-                path=self.store.url, key=req.key, codec="sharding_indexed")
+                path=self.store.url,
+                key=req.key,
+                codec="sharding_indexed",
+            )
         return data
 
-    def _sources(self, coords_list, stop=None
-                 ) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]], dict[str, list]]:
+    def _sources(
+        self, coords_list, stop=None
+    ) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]], dict[str, list]]:
         """What is known of each chunk before its own bytes are fetched (a missing inner
         chunk, an unreadable index); the request for each other chunk (its object, or its
         byte range in its shard); and the shards to read whole, with their chunks."""
@@ -435,15 +475,15 @@ class ArrayReader:
         out = []
         for c in coords:
             where = self._inner(c, index, None if shard is None else len(shard))
-            out.append((c, shard[where[0]:where[0] + where[1]] if isinstance(where, tuple)
-                        else where))
+            out.append(
+                (c, shard[where[0] : where[0] + where[1]] if isinstance(where, tuple) else where)
+            )
         return out
 
     def _index(self, key: str, raw: bytes | None):
         """A shard's decoded index (None: the shard is absent), cached; or its error."""
         try:
-            index = None if raw is None else self.sharding.decode_index(
-                raw, self.meta.chunk_shape)
+            index = None if raw is None else self.sharding.decode_index(raw, self.meta.chunk_shape)
         except ChunkDecodeError as exc:
             exc.key, exc.path = key, self.store.url
             exc.message = f"shard index of {key!r}: {exc.message}"
@@ -456,11 +496,11 @@ class ArrayReader:
         """How many inner chunks of the shard with these coords lie inside the array."""
         cps = self._cps
         grid = [math.ceil(s / c) for s, c in zip(self.meta.shape, self.chunk_shape, strict=True)]
-        return math.prod(min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid,
-                                                                          strict=True))
+        return math.prod(
+            min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid, strict=True)
+        )
 
-    def _shard_indexes(self, by_shard: dict[str, list], stop=None
-                       ) -> tuple[dict, dict[str, list]]:
+    def _shard_indexes(self, by_shard: dict[str, list], stop=None) -> tuple[dict, dict[str, list]]:
         """Every shard's index (or its error), fetched in one wave where not cached; except
         the shards worth reading whole (async stores, every inner chunk wanted): those come
         back in the second dict, with their chunks, for the caller to fetch. Once ``stop()``,
@@ -503,7 +543,7 @@ def _task_size(chunks: int, chunk_nbytes: int) -> int:
 
 
 def _batches(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 _local = threading.local()

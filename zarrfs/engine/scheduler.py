@@ -52,8 +52,9 @@ class PriorityPool:
         cpus = _cpus() if self._pinned else []
         for i in range(self._workers):
             cpu = cpus[i % len(cpus)] if len(cpus) > 1 else None
-            t = threading.Thread(target=self._run, args=(cpu,), name=f"zarrfs-{self._name}-{i}",
-                                 daemon=True)
+            t = threading.Thread(
+                target=self._run, args=(cpu,), name=f"zarrfs-{self._name}-{i}", daemon=True
+            )
             t.start()
             self._threads.append(t)
 

@@ -27,8 +27,14 @@ class ShardingCodec(Codec):
     name = "sharding_indexed"
     kind = "array_bytes"
 
-    def __init__(self, configuration, chunk_shape, codecs: CodecChain, index_codecs: CodecChain,
-                 index_location: str):
+    def __init__(
+        self,
+        configuration,
+        chunk_shape,
+        codecs: CodecChain,
+        index_codecs: CodecChain,
+        index_location: str,
+    ):
         super().__init__(configuration)
         self.chunk_shape: tuple[int, ...] = chunk_shape
         self.codecs = codecs
@@ -40,36 +46,52 @@ class ShardingCodec(Codec):
         try:
             chunk_shape = tuple(int(n) for n in configuration["chunk_shape"])
             codecs = [codec_from_json(c, path=path) for c in configuration["codecs"]]
-            index_codecs = [codec_from_json(c, path=path)
-                            for c in configuration.get("index_codecs",
-                                                       [{"name": "bytes"}, {"name": "crc32c"}])]
+            index_codecs = [
+                codec_from_json(c, path=path)
+                for c in configuration.get("index_codecs", [{"name": "bytes"}, {"name": "crc32c"}])
+            ]
         except (KeyError, TypeError, ValueError) as exc:
-            raise MetadataError(f"sharding_indexed: invalid configuration ({exc})",
-                                path=path, field="codecs") from exc
+            raise MetadataError(
+                f"sharding_indexed: invalid configuration ({exc})", path=path, field="codecs"
+            ) from exc
         location = configuration.get("index_location", "end")
         if location not in ("start", "end"):
-            raise MetadataError(f"sharding_indexed: index_location {location!r}",
-                                path=path, field="codecs")
+            raise MetadataError(
+                f"sharding_indexed: index_location {location!r}", path=path, field="codecs"
+            )
         index_chain = CodecChain.from_codecs(index_codecs, path=path)
         extra = [c.name for c in index_chain.bytes_bytes if c.name != "crc32c"]
         if extra or index_chain.array_array:
             raise UnsupportedError(f"sharding index codecs {extra} have no fixed size", path=path)
-        return cls(configuration, chunk_shape, CodecChain.from_codecs(codecs, path=path),
-                   index_chain, location)
+        return cls(
+            configuration,
+            chunk_shape,
+            CodecChain.from_codecs(codecs, path=path),
+            index_chain,
+            location,
+        )
 
     def to_json(self):
-        return {"name": self.name, "configuration": {
-            "chunk_shape": list(self.chunk_shape),
-            "codecs": self.codecs.to_json(),
-            "index_codecs": self.index_codecs.to_json(),
-            "index_location": self.index_location}}
+        return {
+            "name": self.name,
+            "configuration": {
+                "chunk_shape": list(self.chunk_shape),
+                "codecs": self.codecs.to_json(),
+                "index_codecs": self.index_codecs.to_json(),
+                "index_location": self.index_location,
+            },
+        }
 
     # ------------------------------------------------------------ the index
     def chunks_per_shard(self, shard_shape: tuple[int, ...]) -> tuple[int, ...]:
         if len(shard_shape) != len(self.chunk_shape) or any(
-                s % c for s, c in zip(shard_shape, self.chunk_shape, strict=True)):
-            raise MetadataError(f"shard shape {shard_shape} is not a multiple of the inner chunk "
-                                f"shape {self.chunk_shape}", field="codecs")
+            s % c for s, c in zip(shard_shape, self.chunk_shape, strict=True)
+        ):
+            raise MetadataError(
+                f"shard shape {shard_shape} is not a multiple of the inner chunk "
+                f"shape {self.chunk_shape}",
+                field="codecs",
+            )
         return tuple(s // c for s, c in zip(shard_shape, self.chunk_shape, strict=True))
 
     def index_size(self, shard_shape: tuple[int, ...]) -> int:
@@ -86,20 +108,24 @@ class ShardingCodec(Codec):
         """``(*chunks_per_shard, 2)`` uint64 offsets and sizes."""
         cps = self.chunks_per_shard(shard_shape)
         if len(data) != self.index_size(shard_shape):
-            raise ChunkDecodeError(f"shard index has {len(data)} bytes, expected "
-                                   f"{self.index_size(shard_shape)}", codec=self.name)
+            raise ChunkDecodeError(
+                f"shard index has {len(data)} bytes, expected {self.index_size(shard_shape)}",
+                codec=self.name,
+            )
         spec = ChunkSpec((*cps, 2), np.dtype("<u8"))
         return np.asarray(self.index_codecs.decode(data, spec), dtype=np.uint64)
 
-    def locate(self, index: np.ndarray, inner_coords: tuple[int, ...],
-               shard_nbytes: int | None = None) -> tuple[int, int] | None:
+    def locate(
+        self, index: np.ndarray, inner_coords: tuple[int, ...], shard_nbytes: int | None = None
+    ) -> tuple[int, int] | None:
         """(offset, nbytes) of an inner chunk in its shard, or None when it is missing."""
         offset, nbytes = index[inner_coords]
         if offset == MISSING and nbytes == MISSING:
             return None
         if shard_nbytes is not None and int(offset) + int(nbytes) > shard_nbytes:
-            raise ChunkDecodeError(f"inner chunk {inner_coords} lies outside its shard",
-                                   codec=self.name)
+            raise ChunkDecodeError(
+                f"inner chunk {inner_coords} lies outside its shard", codec=self.name
+            )
         return int(offset), int(nbytes)
 
     # ------------------------------------------------------- whole shards
@@ -110,9 +136,10 @@ class ShardingCodec(Codec):
         data = memoryview(data).cast("B")
         size = self.index_size(spec.shape)
         if len(data) < size:
-            raise ChunkDecodeError(f"shard of {len(data)} bytes is shorter than its index",
-                                   codec=self.name)
-        raw_index = data[:size] if self.index_location == "start" else data[len(data) - size:]
+            raise ChunkDecodeError(
+                f"shard of {len(data)} bytes is shorter than its index", codec=self.name
+            )
+        raw_index = data[:size] if self.index_location == "start" else data[len(data) - size :]
         index = self.decode_index(bytes(raw_index), spec.shape)
         out = np.empty(spec.shape, dtype=spec.dtype if spec.dtype.kind != "O" else object)
         out[...] = spec.fill_value if spec.fill_value is not None else 0
@@ -121,8 +148,9 @@ class ShardingCodec(Codec):
             where = self.locate(index, coords, len(data))
             if where is None:
                 continue
-            chunk = self.codecs.decode(data[where[0]:where[0] + where[1]], inner)
-            region = tuple(slice(c * n, (c + 1) * n) for c, n in zip(coords, self.chunk_shape,
-                                                                     strict=True))
+            chunk = self.codecs.decode(data[where[0] : where[0] + where[1]], inner)
+            region = tuple(
+                slice(c * n, (c + 1) * n) for c, n in zip(coords, self.chunk_shape, strict=True)
+            )
             out[region] = chunk
         return out

@@ -8,8 +8,16 @@ from __future__ import annotations
 import os
 import threading
 
-_FIELDS = ("requests", "bytes_fetched", "chunks_decoded", "cache_hits", "cache_misses",
-           "decode_seconds", "chunks_missing", "chunk_errors")
+_FIELDS = (
+    "requests",
+    "bytes_fetched",
+    "chunks_decoded",
+    "cache_hits",
+    "cache_misses",
+    "decode_seconds",
+    "chunks_missing",
+    "chunk_errors",
+)
 _lock = threading.Lock()
 _counters: dict[str, float] = dict.fromkeys(_FIELDS, 0)
 

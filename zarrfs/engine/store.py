@@ -81,8 +81,13 @@ def _is_transient(exc: BaseException) -> bool:
         return True
     name = type(exc).__name__
     return isinstance(exc, (TimeoutError, ConnectionError)) or name in (
-        "ClientPayloadError", "ServerDisconnectedError", "ClientOSError", "ServerTimeoutError",
-        "ClientConnectorError", "ContentLengthError", "TransferEncodingError",
+        "ClientPayloadError",
+        "ServerDisconnectedError",
+        "ClientOSError",
+        "ServerTimeoutError",
+        "ClientConnectorError",
+        "ContentLengthError",
+        "TransferEncodingError",
     )
 
 
@@ -95,8 +100,7 @@ async def _http_client(**kwargs):
     """fsspec's ``get_client`` hook: an aiohttp session with a large connection pool."""
     import aiohttp
 
-    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=_HTTP_CONNECTIONS),
-                                 **kwargs)
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=_HTTP_CONNECTIONS), **kwargs)
 
 
 def _retry_delay(req: ByteRequest, exc: BaseException, attempt: int) -> float | None:
@@ -121,9 +125,18 @@ def _range_length(req: ByteRequest) -> int | None:
 def _is_unreachable(exc: BaseException) -> bool:
     """The server cannot be reached at all, or does not answer (as opposed to one bad
     request)."""
-    return isinstance(exc, ConnectionRefusedError) or _is_stall(exc) or type(exc).__name__ in (
-        "ClientConnectorError", "ServerDisconnectedError", "ClientConnectionError",
-        "ClientConnectorDNSError", "EndpointConnectionError")
+    return (
+        isinstance(exc, ConnectionRefusedError)
+        or _is_stall(exc)
+        or type(exc).__name__
+        in (
+            "ClientConnectorError",
+            "ServerDisconnectedError",
+            "ClientConnectionError",
+            "ClientConnectorDNSError",
+            "EndpointConnectionError",
+        )
+    )
 
 
 def _is_forbidden(exc: BaseException) -> bool:
@@ -135,7 +148,10 @@ def _is_forbidden(exc: BaseException) -> bool:
 def _is_stall(exc: BaseException) -> bool:
     """No answer within the timeout (aiohttp's, botocore's, fsspec's)."""
     return isinstance(exc, TimeoutError) or type(exc).__name__ in (
-        "ReadTimeoutError", "ConnectTimeoutError", "FSTimeoutError")
+        "ReadTimeoutError",
+        "ConnectTimeoutError",
+        "FSTimeoutError",
+    )
 
 
 def _default_options(protocol: str) -> dict:
@@ -153,9 +169,14 @@ def _default_options(protocol: str) -> dict:
         # one GET per object: with max_concurrency > 1, s3fs asks for every whole object's
         # size first (a HEAD, and a LIST when it is missing); botocore does not retry on its
         # own (s3fs and this module do)
-        return {"max_concurrency": 1,
-                "config_kwargs": {"connect_timeout": t, "read_timeout": t,
-                                  "retries": {"max_attempts": 1}}}
+        return {
+            "max_concurrency": 1,
+            "config_kwargs": {
+                "connect_timeout": t,
+                "read_timeout": t,
+                "retries": {"max_attempts": 1},
+            },
+        }
     return {}
 
 
@@ -197,9 +218,12 @@ class Store:
             raise StoreError(f"cannot open store {url!r}: {_describe(exc)}", path=url) from exc
         # the file system's root itself ("/", "file:///") keeps its slash: "" is the cwd
         trimmed = url.rstrip("/")
-        return cls(fs=fs, root=root.rstrip("/") or root,
-                   url=url if not trimmed or trimmed.endswith(":") else trimmed,
-                   quote_keys=bool({"http", "https"} & set(_protocols(fs))))
+        return cls(
+            fs=fs,
+            root=root.rstrip("/") or root,
+            url=url if not trimmed or trimmed.endswith(":") else trimmed,
+            quote_keys=bool({"http", "https"} & set(_protocols(fs))),
+        )
 
     @property
     def is_async(self) -> bool:
@@ -226,8 +250,9 @@ class Store:
                 raise r
         return out  # type: ignore[return-value]
 
-    def fetch_each(self, requests: Sequence[ByteRequest],
-                   stop: Callable[[], bool] | None = None) -> list[Fetched | ZarrfsError]:
+    def fetch_each(
+        self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
+    ) -> list[Fetched | ZarrfsError]:
         """Like :meth:`fetch`, but a failed request gives its StoreError in its place, so one
         unreadable object does not fail the others. ``stop`` as in :meth:`stream`: requests
         it left unanswered give ReadCancelled (never None, which means absent)."""
@@ -238,8 +263,9 @@ class Store:
                 out[i] = r
         return [ReadCancelled(path=self.url) if r is unanswered else r for r in out]
 
-    def stream(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
-               ) -> Iterator[list[tuple[int, Fetched | StoreError]]]:
+    def stream(
+        self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
+    ) -> Iterator[list[tuple[int, Fetched | StoreError]]]:
         """Every request at once; yields ``(index, result)`` pairs as results arrive (async
         filesystems: each burst of responses as soon as it lands, so a caller can decode early
         arrivals while later ones are on the wire). Results are as in :meth:`fetch_each`.
@@ -248,21 +274,30 @@ class Store:
         if not requests:
             return
         if time.monotonic() < self._down_until:
-            err = StoreError(f"{self.url} is unreachable ({self._down_reason}); not retrying "
-                             f"for a few seconds", path=self.url, key=requests[0].key)
+            err = StoreError(
+                f"{self.url} is unreachable ({self._down_reason}); not retrying for a few seconds",
+                path=self.url,
+                key=requests[0].key,
+            )
             yield [(i, err) for i in range(len(requests))]
             return
-        arrivals = (self._arrive_async(requests, stop) if self.is_async else
-                    [list(enumerate(map(self._read_sync, requests)))])
+        arrivals = (
+            self._arrive_async(requests, stop)
+            if self.is_async
+            else [list(enumerate(map(self._read_sync, requests)))]
+        )
         unreachable, answered = [], 0
         try:
             for raw in arrivals:
                 out = [(i, self._result(requests[i], r)) for i, r in raw]
-                unreachable += [r for _, r in raw if isinstance(r, BaseException)
-                                and _is_unreachable(r)]
+                unreachable += [
+                    r for _, r in raw if isinstance(r, BaseException) and _is_unreachable(r)
+                ]
                 answered += len(out)
-                stats.add(requests=len(out),
-                          bytes_fetched=sum(len(r) for _, r in out if isinstance(r, bytes)))
+                stats.add(
+                    requests=len(out),
+                    bytes_fetched=sum(len(r) for _, r in out if isinstance(r, bytes)),
+                )
                 yield out
         finally:  # a consumer that stops early stops the requests still in flight
             if isinstance(arrivals, Iterator):
@@ -286,10 +321,16 @@ class Store:
             err: StoreError = AccessDeniedError(
                 f"cannot read {req.key!r} from {self.url}: access denied (403 Forbidden; a "
                 f"store that lets you read objects but not list them also answers so for "
-                f"objects that do not exist)", path=self.url, key=req.key)
+                f"objects that do not exist)",
+                path=self.url,
+                key=req.key,
+            )
         else:
-            err = StoreError(f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
-                             path=self.url, key=req.key)
+            err = StoreError(
+                f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
+                path=self.url,
+                key=req.key,
+            )
         err.__cause__ = raw
         return err
 
@@ -300,9 +341,8 @@ class Store:
         if want is not None and len(data) > want:
             # a server may ignore Range and answer 200 with the whole object (RFC 9110,
             # 14.2): the asked bytes are then a slice of it, never its first bytes
-            log.info("%s ignored a Range request for %s; using the whole object", self.url,
-                     req.key)
-            data = data[req.start:req.end] if req.start >= 0 else data[req.start:]
+            log.info("%s ignored a Range request for %s; using the whole object", self.url, req.key)
+            data = data[req.start : req.end] if req.start >= 0 else data[req.start :]
         return data
 
     def _read_sync(self, req: ByteRequest):
@@ -319,8 +359,9 @@ class Store:
                     return exc
                 time.sleep(delay)
 
-    def _arrive_async(self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
-                      ) -> Iterator[list[tuple[int, object]]]:
+    def _arrive_async(
+        self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
+    ) -> Iterator[list[tuple[int, object]]]:
         """Raw results (bytes or the exception of the last attempt) of every request, all in
         flight at once on fsspec's event loop, each retried on its own while it fails
         transiently; yielded in bursts as they land."""
@@ -348,8 +389,7 @@ class Store:
                 gate = asyncio.Semaphore(_in_flight_limit())
                 gcpause.hold()  # released once every request had its first turn (sent)
                 try:
-                    tasks = [asyncio.ensure_future(one(i, r, gate))
-                             for i, r in enumerate(requests)]
+                    tasks = [asyncio.ensure_future(one(i, r, gate)) for i, r in enumerate(requests)]
                 finally:
                     asyncio.get_running_loop().call_soon(gcpause.release)
                 await asyncio.gather(*tasks)
@@ -391,9 +431,18 @@ class Store:
             future.cancel()
         if left:  # the loop gave up on the batch: never report those objects as absent
             exc = future.exception() if future.done() and not future.cancelled() else None
-            yield [(i, StoreError(f"cannot read {requests[i].key!r} from {self.url}: "
-                                  f"{_describe(exc) if exc else 'the request was dropped'}",
-                                  path=self.url, key=requests[i].key)) for i in sorted(left)]
+            yield [
+                (
+                    i,
+                    StoreError(
+                        f"cannot read {requests[i].key!r} from {self.url}: "
+                        f"{_describe(exc) if exc else 'the request was dropped'}",
+                        path=self.url,
+                        key=requests[i].key,
+                    ),
+                )
+                for i in sorted(left)
+            ]
 
     def _is_absent(self, exc: BaseException) -> bool:
         """The narrow set of errors that mean "no such object" (missing is a value, STYLE 6);
@@ -402,7 +451,10 @@ class Store:
             return "zip" in _protocols(self.fs)
         if isinstance(exc, FileNotFoundError):
             return True
-        return _status(exc) in (404, 410)  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
+        return _status(exc) in (
+            404,
+            410,
+        )  # s3fs/gcsfs already raise FileNotFoundError for NoSuchKey
 
     # --------------------------------------------------------------- listings
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
@@ -416,16 +468,21 @@ class Store:
             if _is_forbidden(exc):
                 raise AccessDeniedError(
                     f"cannot list {prefix or '/'} in {self.url}: access denied (403 Forbidden);"
-                    f" open its nodes by their paths instead", path=self.url, key=prefix
+                    f" open its nodes by their paths instead",
+                    path=self.url,
+                    key=prefix,
                 ) from exc
-            raise StoreError(f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
-                             path=self.url, key=prefix) from exc
+            raise StoreError(
+                f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
+                path=self.url,
+                key=prefix,
+            ) from exc
         dirs, files = [], []
         base = path.rstrip("/")
         for e in entries:
             name = e["name"].rstrip("/")
             if name.startswith(base + "/"):
-                name = name[len(base) + 1:]
+                name = name[len(base) + 1 :]
             name = name.rsplit("/", 1)[-1]
             if not name or name == base.rsplit("/", 1)[-1] and e["type"] != "directory":
                 continue
@@ -448,11 +505,16 @@ class Store:
         except FileNotFoundError:
             return {}
         except Exception as exc:  # noqa: BLE001
-            raise StoreError(f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
-                             path=self.url, key=prefix) from exc
+            raise StoreError(
+                f"cannot list {prefix or '/'} in {self.url}: {_describe(exc)}",
+                path=self.url,
+                key=prefix,
+            ) from exc
         base = self.root.rstrip("/") + "/" if self.root else ""
-        return {name[len(base):] if name.startswith(base) else name: int(info.get("size") or 0)
-                for name, info in found.items()}
+        return {
+            name[len(base) :] if name.startswith(base) else name: int(info.get("size") or 0)
+            for name, info in found.items()
+        }
 
 
 def _protocols(fs) -> tuple[str, ...]:

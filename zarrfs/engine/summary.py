@@ -48,26 +48,35 @@ def _codec_text(codec: dict) -> str:
     if codec["name"] == "sharding_indexed":
         inner = ", ".join(_codec_text(c) for c in config.get("codecs", []))
         index = ", ".join(_codec_text(c) for c in config.get("index_codecs", []))
-        return (f"sharding_indexed(inner chunks {list(config.get('chunk_shape', []))}: [{inner}], "
-                f"index at {config.get('index_location', 'end')}: [{index}])")
+        return (
+            f"sharding_indexed(inner chunks {list(config.get('chunk_shape', []))}: [{inner}], "
+            f"index at {config.get('index_location', 'end')}: [{index}])"
+        )
     args = ", ".join(f"{k}={v}" for k, v in config.items() if not isinstance(v, (dict, list)))
     return f"{codec['name']}({args})" if args else codec["name"]
 
 
 def _array(node, stored_size: bool) -> dict:
     out = {
-        "shape": list(node.shape), "dtype": str(node.dtype), "data_type": node.data_type,
-        "chunks": list(node.chunks), "shards": list(node.shards) if node.shards else None,
-        "codecs": node.codecs, "fill_value": json_scalar(node.fill_value),
+        "shape": list(node.shape),
+        "dtype": str(node.dtype),
+        "data_type": node.data_type,
+        "chunks": list(node.chunks),
+        "shards": list(node.shards) if node.shards else None,
+        "codecs": node.codecs,
+        "fill_value": json_scalar(node.fill_value),
         "dimension_names": list(node.dimension_names) if node.dimension_names else None,
-        "order": node.order, "nbytes": node.nbytes,
-        "chunk_grid": list(node.chunk_grid_shape), "nchunks": math.prod(node.chunk_grid_shape),
+        "order": node.order,
+        "nbytes": node.nbytes,
+        "chunk_grid": list(node.chunk_grid_shape),
+        "nchunks": math.prod(node.chunk_grid_shape),
     }
     if stored_size:
         stored = node.stored_size()
         out["stored_bytes"] = stored
-        out["compression_ratio"] = round(node.nbytes / stored, 2) if stored and node.nbytes \
-            else None
+        out["compression_ratio"] = (
+            round(node.nbytes / stored, 2) if stored and node.nbytes else None
+        )
     return out
 
 
@@ -81,24 +90,34 @@ def _group(node) -> dict:
             continue
         item = {"name": name, "kind": child.kind}
         if child.kind == "array":
-            item.update(shape=list(child.shape), dtype=str(child.dtype),
-                        data_type=child.data_type)
+            item.update(shape=list(child.shape), dtype=str(child.dtype), data_type=child.data_type)
         members.append(item)
     out: dict = {"members": members}
     ms = multiscales(node)
     if ms:
-        out["multiscales"] = [{
-            "name": m.name, "version": m.version,
-            "axes": [{"name": a.name, "type": a.type, "unit": a.unit} for a in m.axes],
-            "datasets": [{"path": d.path, "scale": list(d.scale) if d.scale else None}
-                         for d in m.datasets]} for m in ms]
+        out["multiscales"] = [
+            {
+                "name": m.name,
+                "version": m.version,
+                "axes": [{"name": a.name, "type": a.type, "unit": a.unit} for a in m.axes],
+                "datasets": [
+                    {"path": d.path, "scale": list(d.scale) if d.scale else None}
+                    for d in m.datasets
+                ],
+            }
+            for m in ms
+        ]
     return out
 
 
 def summary(node, *, stored_size: bool = False) -> dict:
     """Everything ``zarrfs info`` shows about a node, JSON-serializable."""
-    out = {"url": node.url, "path": "/" + node.path, "kind": node.kind,
-           "zarr_format": node.zarr_format}
+    out = {
+        "url": node.url,
+        "path": "/" + node.path,
+        "kind": node.kind,
+        "zarr_format": node.zarr_format,
+    }
     if node.kind == "array":
         out.update(_array(node, stored_size))
     else:
@@ -119,40 +138,71 @@ def _member_dtype(m: dict) -> str:
 
 def format_summary(s: dict) -> str:
     """The summary as aligned text, one fact per line."""
-    rows: list[tuple[str, str]] = [("url", s["url"]), ("path", s["path"]),
-                                   ("kind", f"{s['kind']} (Zarr v{s['zarr_format']})")]
+    rows: list[tuple[str, str]] = [
+        ("url", s["url"]),
+        ("path", s["path"]),
+        ("kind", f"{s['kind']} (Zarr v{s['zarr_format']})"),
+    ]
     if s["kind"] == "array":
-        rows += [("shape", _dims(s["shape"])),
-                 ("dtype", s["dtype"] if s["dtype"] == s["data_type"]
-                  else f"{s['dtype']} (Zarr data type {s['data_type']})"),
-                 ("chunks", _dims(s["chunks"]) + f"   ({s['nchunks']} in a "
-                  f"{_dims(s['chunk_grid'])} grid)")]
+        rows += [
+            ("shape", _dims(s["shape"])),
+            (
+                "dtype",
+                s["dtype"]
+                if s["dtype"] == s["data_type"]
+                else f"{s['dtype']} (Zarr data type {s['data_type']})",
+            ),
+            (
+                "chunks",
+                _dims(s["chunks"]) + f"   ({s['nchunks']} in a {_dims(s['chunk_grid'])} grid)",
+            ),
+        ]
         if s.get("shards"):
             rows.append(("shards", _dims(s["shards"])))
-        rows += [("codecs", " -> ".join(_codec_text(c) for c in s["codecs"]) or "none"),
-                 ("fill value", json.dumps(s["fill_value"])),
-                 ("dimensions", ", ".join(str(n) for n in s["dimension_names"])
-                  if s.get("dimension_names") else "unnamed"),
-                 ("order", s["order"]),
-                 ("decoded size", human_size(s["nbytes"]) if s["nbytes"] is not None
-                  else "variable-length elements")]
+        rows += [
+            ("codecs", " -> ".join(_codec_text(c) for c in s["codecs"]) or "none"),
+            ("fill value", json.dumps(s["fill_value"])),
+            (
+                "dimensions",
+                ", ".join(str(n) for n in s["dimension_names"])
+                if s.get("dimension_names")
+                else "unnamed",
+            ),
+            ("order", s["order"]),
+            (
+                "decoded size",
+                human_size(s["nbytes"]) if s["nbytes"] is not None else "variable-length elements",
+            ),
+        ]
         if "stored_bytes" in s:
-            ratio = f" ({s['compression_ratio']}x compression)" if s.get("compression_ratio") \
-                else ""
+            ratio = (
+                f" ({s['compression_ratio']}x compression)" if s.get("compression_ratio") else ""
+            )
             rows.append(("stored size", human_size(s["stored_bytes"]) + ratio))
     else:
         if s.get("implicit"):
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
-        members = [f"{m['name']}/" if m["kind"] == "group" else
-                   f"{m['name']}  (error: {m['error']})" if m["kind"] == "error" else
-                   f"{m['name']}  {_dims(m['shape'])} {_member_dtype(m)}" for m in s["members"]]
+        members = [
+            f"{m['name']}/"
+            if m["kind"] == "group"
+            else f"{m['name']}  (error: {m['error']})"
+            if m["kind"] == "error"
+            else f"{m['name']}  {_dims(m['shape'])} {_member_dtype(m)}"
+            for m in s["members"]
+        ]
         rows.append(("members", "\n".join(members) if members else "none"))
         for m in s.get("multiscales", []):
-            axes = ", ".join(a["name"] + (f" ({a['unit']})" if a.get("unit") else "")
-                             for a in m["axes"])
+            axes = ", ".join(
+                a["name"] + (f" ({a['unit']})" if a.get("unit") else "") for a in m["axes"]
+            )
             levels = ", ".join(d["path"] for d in m["datasets"])
-            rows.append(("OME-Zarr", f"multiscale {m['name'] or ''} v{m['version'] or '?'}: "
-                                     f"axes {axes}; levels {levels}".replace("  ", " ")))
+            rows.append(
+                (
+                    "OME-Zarr",
+                    f"multiscale {m['name'] or ''} v{m['version'] or '?'}: "
+                    f"axes {axes}; levels {levels}".replace("  ", " "),
+                )
+            )
     attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
     rows.append(("attributes", attrs if s["attributes"] else "none"))
     width = max(len(k) for k, _ in rows)

@@ -57,8 +57,9 @@ class _PlusFUSE(_binding.FUSE):  # type: ignore[misc, valid-type]
             return super().read(path, buf, size, offset, fip)
         buffer = memoryview((ctypes.c_char * size).from_address(ctypes.addressof(buf.contents)))
         decoded = None if path is None else path.decode(self.encoding, self.errors)
-        return read_into(decoded, buffer.cast("B"), offset, fip.contents if self.raw_fi else
-                         fip.contents.fh)
+        return read_into(
+            decoded, buffer.cast("B"), offset, fip.contents if self.raw_fi else fip.contents.fh
+        )
 
     def readdir_fuse_3(self, path, buf, filler, offset, fip, flags):
         entries = getattr(self.operations, "readdir_entries", None)
@@ -82,14 +83,23 @@ FUSE = _PlusFUSE if BINDING == "mfusepy" and FUSE_MAJOR_VERSION == 3 else _bindi
 
 # -- FUSE_NOTIFY_STORE: bytes into the kernel's page cache without a request -------------------
 class _FuseBuf(ctypes.Structure):  # fuse_common.h, libfuse 3
-    _fields_ = [("size", ctypes.c_size_t), ("flags", ctypes.c_int), ("mem", ctypes.c_void_p),
-                ("fd", ctypes.c_int), ("pos", ctypes.c_int64),
-                ("spare", ctypes.c_size_t * 2)]  # zeros, in case a newer libfuse appends fields
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("flags", ctypes.c_int),
+        ("mem", ctypes.c_void_p),
+        ("fd", ctypes.c_int),
+        ("pos", ctypes.c_int64),
+        ("spare", ctypes.c_size_t * 2),
+    ]  # zeros, in case a newer libfuse appends fields
 
 
 class _FuseBufvec(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_size_t), ("idx", ctypes.c_size_t), ("off", ctypes.c_size_t),
-                ("buf", _FuseBuf * 1)]
+    _fields_ = [
+        ("count", ctypes.c_size_t),
+        ("idx", ctypes.c_size_t),
+        ("off", ctypes.c_size_t),
+        ("buf", _FuseBuf * 1),
+    ]
 
 
 def _store_functions():
@@ -100,14 +110,22 @@ def _store_functions():
         return None
     try:  # fresh function objects (indexing): mfusepy's own keep their argument types
         context, session, store, exit_ = (
-            library["fuse_get_context"], library["fuse_get_session"],
-            library["fuse_lowlevel_notify_store"], library["fuse_exit"])
+            library["fuse_get_context"],
+            library["fuse_get_session"],
+            library["fuse_lowlevel_notify_store"],
+            library["fuse_exit"],
+        )
     except AttributeError:
         return None
     context.restype = ctypes.POINTER(ctypes.c_void_p)  # its first field: struct fuse *
     session.argtypes, session.restype = (ctypes.c_void_p,), ctypes.c_void_p
-    store.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
-                      ctypes.POINTER(_FuseBufvec), ctypes.c_int)
+    store.argtypes = (
+        ctypes.c_void_p,
+        ctypes.c_uint64,
+        ctypes.c_int64,
+        ctypes.POINTER(_FuseBufvec),
+        ctypes.c_int,
+    )
     store.restype = ctypes.c_int
     exit_.argtypes, exit_.restype = (ctypes.c_void_p,), None
     return context, session, store, exit_
@@ -167,5 +185,16 @@ def notify_store(session: int, node_id: int, offset: int, address: int, size: in
     return _STORE[2](session, node_id, offset, ctypes.byref(vector), 0)
 
 
-__all__ = ["BINDING", "FUSE", "FUSE_MAJOR_VERSION", "FuseOSError", "Operations", "fuse_get_context",
-           "can_exit_loop", "exit_loop", "fuse_handle", "fuse_session", "notify_store"]
+__all__ = [
+    "BINDING",
+    "FUSE",
+    "FUSE_MAJOR_VERSION",
+    "FuseOSError",
+    "Operations",
+    "fuse_get_context",
+    "can_exit_loop",
+    "exit_loop",
+    "fuse_handle",
+    "fuse_session",
+    "notify_store",
+]

@@ -104,8 +104,10 @@ def mount(
         try:
             os.close(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
         except OSError as error:
-            print(f"zarrfs mount: cannot write the log file {log_file}: {error.strerror}",
-                  file=sys.stderr)
+            print(
+                f"zarrfs mount: cannot write the log file {log_file}: {error.strerror}",
+                file=sys.stderr,
+            )
             return 1
     if foreground:
         return serve(url, mountpoint, options, storage_options, log_file, foreground=True)
@@ -276,8 +278,9 @@ def serve(
         kwargs = fuse_mount_kwargs(options, fsname=url)
         log.info("mounting %s at %s", url, mountpoint)
         try:
-            FUSE(operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug,
-                 **kwargs)
+            FUSE(
+                operations, mountpoint, foreground=True, raw_fi=True, debug=options.debug, **kwargs
+            )
         except Exception as error:  # noqa: BLE001
             if operations.was_ready:  # libfuse 3 reports a loop ended by a signal as error 8
                 log.info("stopped (%s); unmounted", error)
@@ -345,8 +348,10 @@ def unmount(mountpoint: str) -> int:
         print(f"zarrfs unmount: {path} is not mounted", file=sys.stderr)
         return 1
     if kind != FS_TYPE:  # as root, fusermount3 -u would unmount anything
-        print(f"zarrfs unmount: {path} is not a zarrfs mount (it is {kind or 'unknown'}); "
-              f"use umount", file=sys.stderr)
+        print(
+            f"zarrfs unmount: {path} is not a zarrfs mount (it is {kind or 'unknown'}); use umount",
+            file=sys.stderr,
+        )
         return 1
     last_error = ""
     for command in _unmount_commands(path):

@@ -34,8 +34,9 @@ def mount_table(mountinfo: str = "/proc/self/mountinfo") -> list[tuple[bytes, st
         if len(fields) > 4:
             after = fields.index(b"-", 6) + 1 if b"-" in fields[6:] else len(fields)
             kind = fields[after].decode("utf8", "replace") if after < len(fields) else ""
-            entries.append((_ESCAPED.sub(_unescape, fields[4]),
-                            fields[2].decode("ascii", "replace"), kind))
+            entries.append(
+                (_ESCAPED.sub(_unescape, fields[4]), fields[2].decode("ascii", "replace"), kind)
+            )
     return entries
 
 
@@ -49,8 +50,9 @@ def mount_device(mountpoint: str, mountinfo: str = "/proc/self/mountinfo") -> st
     Resolves the parent folder only: this runs while the mount answers its INIT, and a look at
     the mount point itself would wait for the (single-threaded) daemon, that is, for itself."""
     mountpoint = os.path.abspath(mountpoint)
-    target = os.fsencode(os.path.join(os.path.realpath(os.path.dirname(mountpoint)),
-                                      os.path.basename(mountpoint)))
+    target = os.fsencode(
+        os.path.join(os.path.realpath(os.path.dirname(mountpoint)), os.path.basename(mountpoint))
+    )
     try:
         devices = [device for point, device, _ in mount_table(mountinfo) if point == target]
     except OSError:
@@ -69,17 +71,25 @@ def set_readahead(mountpoint: str, nbytes: int, sysfs: str = "/sys/class/bdi") -
         with open(path, "w", encoding="ascii") as setting:
             setting.write(str(max(1, nbytes >> 10)))
     except OSError as error:
-        log.info("kernel readahead unchanged (%s: %s); with push_pages=no, large sequential "
-                 "reads are faster with it raised, as root: echo %d | sudo tee %s", path,
-                 error.strerror, nbytes >> 10, path)
+        log.info(
+            "kernel readahead unchanged (%s: %s); with push_pages=no, large sequential "
+            "reads are faster with it raised, as root: echo %d | sudo tee %s",
+            path,
+            error.strerror,
+            nbytes >> 10,
+            path,
+        )
         return False
     log.info("kernel readahead %d KiB", nbytes >> 10)
     return True
 
 
 class _FileHandle(ctypes.Structure):  # struct file_handle, room for FUSE's 3 words and more
-    _fields_ = [("handle_bytes", ctypes.c_uint), ("handle_type", ctypes.c_int),
-                ("f_handle", ctypes.c_uint32 * 32)]
+    _fields_ = [
+        ("handle_bytes", ctypes.c_uint),
+        ("handle_type", ctypes.c_int),
+        ("f_handle", ctypes.c_uint32 * 32),
+    ]
 
 
 _FILEID_INO64_GEN = 0x81  # linux/exportfs.h; FUSE's handle: node id (two words), generation
@@ -106,8 +116,12 @@ def node_id(path: str, device: str) -> int | None:
         found = os.fstat(fd).st_dev
         if f"{os.major(found)}:{os.minor(found)}" != device:
             return None
-        if _libc.name_to_handle_at(fd, b"", ctypes.byref(handle), ctypes.byref(mount_id),
-                                   _AT_EMPTY_PATH) != 0:
+        if (
+            _libc.name_to_handle_at(
+                fd, b"", ctypes.byref(handle), ctypes.byref(mount_id), _AT_EMPTY_PATH
+            )
+            != 0
+        ):
             log.debug("no node id for %s: %s", path, os.strerror(ctypes.get_errno()))
             return None
     finally:

@@ -108,8 +108,11 @@ def parse_plane_entry(name: str, label: str, count: int) -> int | None:
     """The index a directory or file stem names, or None (wrong label, width or out of range)."""
     prefix = label + "_"
     digits = name[len(prefix) :]
-    if not name.startswith(prefix) or len(digits) != index_width(count) \
-            or not _DIGITS.fullmatch(digits):
+    if (
+        not name.startswith(prefix)
+        or len(digits) != index_width(count)
+        or not _DIGITS.fullmatch(digits)
+    ):
         return None
     index = int(digits)
     return index if index < count else None

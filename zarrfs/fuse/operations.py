@@ -35,8 +35,12 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 class ZarrfsOperations(Operations):
     use_ns = True  # times as integer nanoseconds (mfusepy)
 
-    def __init__(self, tree: VirtualTree, on_ready: Callable[[], None] | None = None,
-                 pages: PagePusher | None = None):
+    def __init__(
+        self,
+        tree: VirtualTree,
+        on_ready: Callable[[], None] | None = None,
+        pages: PagePusher | None = None,
+    ):
         self._tree = tree
         self._on_ready = on_ready
         self._pages = pages

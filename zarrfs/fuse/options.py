@@ -57,6 +57,7 @@ SYSTEM_OPTIONS = frozenset(
 )
 SYSTEM_PREFIXES = ("x-", "comment=", "helper=", "context=")
 
+
 @dataclass(frozen=True)
 class MountOptions:
     """Everything ``-o`` can say. Field names are the option names."""

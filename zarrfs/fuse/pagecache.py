@@ -73,8 +73,7 @@ class PagePusher:
                 job[-1]()  # never pushed: released at once
                 return
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="zarrfs-pages",
-                                                daemon=True)
+                self._thread = threading.Thread(target=self._run, name="zarrfs-pages", daemon=True)
                 self._thread.start()
             self._queue.put(job)
 
@@ -92,8 +91,9 @@ class PagePusher:
             finally:
                 done()
 
-    def _push(self, pages: FilePages, offset: int, data: np.ndarray,
-              served: Callable[[], int]) -> None:
+    def _push(
+        self, pages: FilePages, offset: int, data: np.ndarray, served: Callable[[], int]
+    ) -> None:
         """Pieces from the end backwards, until one ends where reads have already been
         answered: a reader that came while the window was decoding reads its start through
         requests meanwhile, and the two meet instead of doing the same pages twice."""
@@ -107,8 +107,9 @@ class PagePusher:
             size = min(PIECE, data.nbytes - at)
             error = _fuselib.notify_store(self._session, node, offset + at, address + at, size)
             if error < 0:
-                log.debug("page cache push of %s at %d: %s", pages.path, offset + at,
-                          os.strerror(-error))
+                log.debug(
+                    "page cache push of %s at %d: %s", pages.path, offset + at, os.strerror(-error)
+                )
                 pages.failed = True
                 return
             if self._stats is not None:
@@ -145,8 +146,9 @@ class FilePages:
             self._node = node_id(self.path, self._device)
         return self._node
 
-    def push(self, offset: int, data: np.ndarray, done: Callable[[], None],
-             served: Callable[[], int]) -> None:
+    def push(
+        self, offset: int, data: np.ndarray, done: Callable[[], None], served: Callable[[], int]
+    ) -> None:
         """Queue ``data`` (contiguous bytes, which must not change until ``done``) for the
         file's page cache at ``offset`` (page-aligned, as its end unless at the file's end);
         ``served()`` tells up to where reads were answered (nothing below is pushed). ``done()``

@@ -120,8 +120,9 @@ class ReadAhead:
             try:
                 # chunks wholly inside the window are not cached: the page cache keeps the
                 # file's bytes, and a sequential reader never wants those chunks again
-                futures.append(file.array.submit(box, priority=priority, out=out,
-                                                 keep_whole_chunks=False))
+                futures.append(
+                    file.array.submit(box, priority=priority, out=out, keep_whole_chunks=False)
+                )
             except Exception:  # noqa: BLE001 - the reader falls back to a direct read
                 log.debug("read-ahead of %s %s failed", file.array.path, box, exc_info=True)
                 window = _Window(first, stop, buffer, futures)
@@ -158,8 +159,9 @@ class ReadAhead:
             if any(f.cancelled() or f.exception() is not None for f in window.futures):
                 released()
             else:  # the slice keeps the buffer alive until pushed, even past release()
-                self.pages.push(begin, window.buffer[begin - start : end - start], released,
-                                lambda: self.served)
+                self.pages.push(
+                    begin, window.buffer[begin - start : end - start], released, lambda: self.served
+                )
 
         for future in window.futures:
             future.add_done_callback(landed)

@@ -56,8 +56,9 @@ class Shutdown:
             self._previous[number] = signal.signal(number, self._handler)
         _fuselib.keep_sigint(True)
         self._previous["wakeup"] = signal.set_wakeup_fd(self._pipe[1], warn_on_full_buffer=False)
-        threading.Thread(target=self._watch, args=(self._pipe[0],), name="zarrfs-signals",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._watch, args=(self._pipe[0],), name="zarrfs-signals", daemon=True
+        ).start()
         return True
 
     def serving(self) -> None:

@@ -79,8 +79,11 @@ class PlaneDirectory:
         if self._names is None:  # a listing asks again for every page of entries
             label = self.labels[self.axis]
             stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
-            self._names = stems if not self.is_last_level else [
-                f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+            self._names = (
+                stems
+                if not self.is_last_level
+                else [f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+            )
         return self._names
 
     def lookup(self, name: str):
