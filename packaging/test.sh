@@ -6,4 +6,9 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$repo/packaging/setup.sh"
 cd "$repo"
 export QT_QPA_PLATFORM=offscreen FUSE_LIBRARY_NAME=fuse3
+
+# Checks before the tests: lint, then formatting (the tree is ruff-format clean; keep it so).
+"${ZARRFS_VENV:-$repo/.venv}/bin/python" -m ruff check .
+"${ZARRFS_VENV:-$repo/.venv}/bin/python" -m ruff format --check .
+
 exec "${ZARRFS_VENV:-$repo/.venv}/bin/python" -m pytest -q -p no:cacheprovider "$@"
