@@ -126,7 +126,7 @@ def test_selection_parser_never_evaluates():
 def test_storage_options_flags():
     import argparse
 
-    from zarrfs.cli import storage_options_from_args
+    from zarrfs.storage_options import from_args as storage_options_from_args
 
     args = argparse.Namespace(
         anon=True,

@@ -1,7 +1,7 @@
 """The ``zarrfs view`` subcommand (``zarrfs/cli.py`` adds it when the viewer extra is installed).
 
-Storage options come from the shared flags on ``common`` (``--anon``, ``--endpoint-url``,
-``-O key=value``); Qt is imported only when the command runs.
+Storage options come from the shared flags of ``zarrfs.storage_options`` (``--anon``,
+``--endpoint-url``, ``-O key=value``); Qt is imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+
+from zarrfs.storage_options import StorageOptionError, common_parser, from_args
 
 logger = logging.getLogger(__name__)
 
@@ -37,17 +39,6 @@ def parse_cache_size(text: str) -> int:
         return engine.parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
-
-
-def storage_options_from(args: argparse.Namespace, url: str | None = None) -> dict:
-    """The storage options of the shared flags, parsed by ``zarrfs.cli`` as for every
-    command (``url`` is accepted for callers that pass it; the flags alone decide)."""
-    from zarrfs.cli import UsageError, storage_options_from_args
-
-    try:
-        return storage_options_from_args(args)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from exc
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
@@ -84,14 +75,14 @@ def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
         metavar="BYTES",
         help="decoded-chunk cache budget, e.g. 2G (default: engine's)",
     )
-    parser.set_defaults(func=run_view, handler=run_view)
+    parser.set_defaults(func=run_view)
     return parser
 
 
 def run_view(args: argparse.Namespace) -> int:
     try:
-        options = storage_options_from(args, args.url)
-    except ValueError as exc:
+        options = from_args(args)
+    except StorageOptionError as exc:
         print(f"zarrfs view: {exc}", file=sys.stderr)
         return 2
     try:
@@ -122,22 +113,9 @@ def run_view(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m viewer.cli``: the ``view`` command on its own, with the storage flags."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--anon", action="store_true", help="anonymous access")
-    common.add_argument("--endpoint-url", help="S3-compatible endpoint URL")
-    common.add_argument("--profile", help="credentials profile")
-    common.add_argument(
-        "-O",
-        "--option",
-        dest="storage_option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a storage option (repeatable)",
-    )
     parser = argparse.ArgumentParser(prog="zarrfs")
     sub = parser.add_subparsers(dest="command", required=True)
-    add_parser(sub, common)
+    add_parser(sub, common_parser())
     args = parser.parse_args(argv)
     return args.func(args)
 

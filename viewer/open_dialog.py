@@ -1,8 +1,9 @@
 """Open a URL with storage options; remember recent stores (QSettings).
 
 Storage options are what fsspec takes: ``anon`` for public buckets, an endpoint URL for S3-like
-services, a credentials profile, and any ``key=value`` pair (values parsed as JSON when they
-can be, so ``-O use_ssl=false`` is a bool).
+services, a credentials profile, and any ``key=value`` pair, read by the rules every command
+follows (``zarrfs.storage_options``: values are JSON when they parse, so ``use_ssl=false`` is a
+bool; dotted keys nest; the endpoint is the top-level ``endpoint_url``).
 """
 
 from __future__ import annotations
@@ -21,46 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from zarrfs.storage_options import option_items, storage_options
+
 logger = logging.getLogger(__name__)
 
 MAX_RECENT = 12
-
-
-def parse_option(text: str) -> tuple[str, object]:
-    """``key=value`` -> (key, value); the value is JSON if it parses, else the string."""
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"expected key=value, got {text!r}")
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = value
-    return key.strip(), parsed
-
-
-def build_storage_options(
-    url: str,
-    *,
-    anon: bool = False,
-    endpoint_url: str | None = None,
-    profile: str | None = None,
-    extra: list[str] = (),
-) -> dict:
-    """fsspec storage options for ``url`` from the dialog's (or the command line's) fields."""
-    options: dict = {}
-    if anon:
-        options["anon"] = True
-    if endpoint_url:
-        if url.startswith(("s3://", "s3a://")):
-            options.setdefault("client_kwargs", {})["endpoint_url"] = endpoint_url
-        else:
-            options["endpoint_url"] = endpoint_url
-    if profile:
-        options["profile"] = profile
-    for item in extra:
-        key, value = parse_option(item)
-        options[key] = value
-    return options
 
 
 class OpenUrlDialog(QDialog):
@@ -74,15 +40,11 @@ class OpenUrlDialog(QDialog):
         self.url.setPlaceholderText("s3://bucket/data.zarr, https://…, /path/to/data.zarr")
         self.anon = QCheckBox("Anonymous access (public data)")
         self.anon.setChecked(bool(options.pop("anon", False)))
-        endpoint = options.pop("endpoint_url", None) or (
-            options.get("client_kwargs", {}) or {}
-        ).get("endpoint_url", "")
-        options.pop("client_kwargs", None)
-        self.endpoint = QLineEdit(endpoint or "")
+        self.endpoint = QLineEdit(str(options.pop("endpoint_url", "") or ""))
         self.endpoint.setPlaceholderText("https://s3.example.org (S3-compatible services)")
         self.profile = QLineEdit(str(options.pop("profile", "")))
         self.profile.setPlaceholderText("credentials profile name")
-        self.extra = QPlainTextEdit("\n".join(f"{k}={json.dumps(v)}" for k, v in options.items()))
+        self.extra = QPlainTextEdit("\n".join(option_items(options)))
         self.extra.setPlaceholderText("one key=value per line, e.g. requester_pays=true")
         self.extra.setMaximumHeight(80)
         buttons = QDialogButtonBox(
@@ -103,12 +65,12 @@ class OpenUrlDialog(QDialog):
         """(url, storage options); raises ValueError on a malformed option line."""
         url = self.url.text().strip()
         extra = [line for line in self.extra.toPlainText().splitlines() if line.strip()]
-        return url, build_storage_options(
-            url,
+        return url, storage_options(
+            extra,
             anon=self.anon.isChecked(),
             endpoint_url=self.endpoint.text().strip() or None,
             profile=self.profile.text().strip() or None,
-            extra=extra,
+            source="an option line",
         )
 
 

@@ -17,50 +17,9 @@ import sys
 from pathlib import Path
 
 from zarrfs import __version__
+from zarrfs.storage_options import UsageError, common_parser, from_args
 
 log = logging.getLogger(__name__)
-
-
-# ----------------------------------------------------------------- storage options
-def option_value(text: str):
-    """A ``key=value`` option's value: JSON when it parses (true, 3, {...}), else the string."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def set_option(options: dict, key: str, text: str, keep: bool = False) -> None:
-    """``options[key] = option_value(text)``, a dotted key nesting (``client_kwargs.region_name``);
-    with ``keep``, a key already set stays as it is."""
-    *parents, leaf = key.split(".")
-    target = options
-    for parent in parents:
-        child = target.setdefault(parent, {})
-        if not isinstance(child, dict):
-            raise UsageError(f"storage option {key!r}: {parent!r} is already set to {child!r}")
-        target = child
-    if not (keep and leaf in target):
-        target[leaf] = option_value(text)
-
-
-def storage_options_from_args(args: argparse.Namespace) -> dict:
-    """fsspec storage options from ``--anon``, ``--endpoint-url`` and ``-O key=value``."""
-    options: dict = {}
-    if getattr(args, "anon", False):
-        options["anon"] = True
-    if getattr(args, "endpoint_url", None):
-        options["endpoint_url"] = args.endpoint_url  # s3fs and gcsfs take it at the top level
-    for item in getattr(args, "storage_option", None) or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"-O expects key=value, got {item!r}")
-        set_option(options, key, value)
-    return options
-
-
-class UsageError(Exception):
-    """A command line that does not make sense (exit status 2)."""
 
 
 # ----------------------------------------------------------------- selections
@@ -124,7 +83,7 @@ def parse_selection(text: str) -> tuple:
 def _open(args):
     import zarrfs.engine as engine
 
-    return engine.open(args.url, **storage_options_from_args(args))
+    return engine.open(args.url, **from_args(args))
 
 
 def cmd_info(args) -> int:
@@ -203,31 +162,6 @@ def cmd_get(args) -> int:
 
 
 # ----------------------------------------------------------------- parser
-def common_parser() -> argparse.ArgumentParser:
-    """The flags every command that opens a store takes: storage options, and ``-v`` /
-    ``--debug`` after the command as well as before it."""
-    common = argparse.ArgumentParser(add_help=False)
-    output = common.add_argument_group("output")  # also before the command (main parser)
-    output.add_argument(
-        "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more"
-    )
-    output.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
-    )
-    group = common.add_argument_group("storage options")
-    group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")
-    group.add_argument("--endpoint-url", metavar="URL", help="S3-compatible endpoint")
-    group.add_argument(
-        "-O",
-        dest="storage_option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="fsspec storage option (repeatable; JSON values; dotted keys nest)",
-    )
-    return common
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zarrfs",
@@ -297,8 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     from zarrfs.engine import ZarrfsError
 
     try:
-        handler = getattr(args, "func", None) or args.handler  # subcommands from other packages
-        return int(handler(args) or 0)
+        return int(args.func(args) or 0)
     except UsageError as exc:
         parser.exit(2, f"zarrfs: error: {exc}\n")
     except BrokenPipeError:  # ``zarrfs tree URL | head``: the reader has all it wanted

@@ -57,8 +57,8 @@ def test_screenshot_of_a_node_and_exit_code_on_error(tmp_path):
 
 
 def test_view_subcommand_in_zarrfs_cli():
-    from viewer.cli import storage_options_from
     from zarrfs.cli import build_parser
+    from zarrfs.storage_options import from_args
 
     parser = build_parser()
     args = parser.parse_args(
@@ -80,7 +80,7 @@ def test_view_subcommand_in_zarrfs_cli():
     )
     assert args.index == [12, 0] and args.node == "/g/a" and callable(args.func)
     assert args.cache_size == 2 * 2**30
-    options = storage_options_from(args, args.url)
+    options = from_args(args)
     assert options["anon"] is True and options["use_ssl"] is False
     assert (
         options.get("client_kwargs", {}).get("endpoint_url", options.get("endpoint_url"))

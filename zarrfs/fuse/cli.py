@@ -1,13 +1,16 @@
 """``zarrfs mount`` and ``zarrfs unmount``: argument parsing only; the work is in ``daemon``.
 
-``zarrfs/cli.py`` calls :func:`add_parsers` with its subparsers and a parent parser carrying the
-storage flags (``--anon``, ``--endpoint-url``, ``-O key=value``). Nothing here loads libfuse.
+``zarrfs/cli.py`` calls :func:`add_parsers` with its subparsers and the parent parser of
+``zarrfs.storage_options`` carrying the storage flags (``--anon``, ``--endpoint-url``,
+``-O key=value``). Nothing here loads libfuse, and nothing here imports ``zarrfs.cli``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+from zarrfs.storage_options import common_parser, from_args
 
 from .options import option_names
 
@@ -35,13 +38,13 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
         "-f", "--foreground", action="store_true", help="stay in the foreground (logs to stderr)"
     )
     mount.add_argument("--log-file", metavar="FILE", help="append the daemon's log to FILE")
-    mount.set_defaults(handler=run_mount)
+    mount.set_defaults(func=run_mount)
 
     unmount = subparsers.add_parser(
         "unmount", help="unmount a zarrfs mount (also a stale one left by a killed daemon)"
     )
     unmount.add_argument("mountpoint")
-    unmount.set_defaults(handler=run_unmount)
+    unmount.set_defaults(func=run_unmount)
 
 
 def run_mount(args: argparse.Namespace) -> int:
@@ -50,10 +53,10 @@ def run_mount(args: argparse.Namespace) -> int:
 
     try:
         options = parse_mount_options(args.mount_options)
-    except ValueError as error:
+        storage = from_args(args)
+    except ValueError as error:  # a mount option or a storage option (StorageOptionError)
         print(f"zarrfs mount: {error}", file=sys.stderr)
         return 2
-    storage = storage_options_from_args(args)
     return mount(
         args.url,
         args.mountpoint,
@@ -70,23 +73,14 @@ def run_unmount(args: argparse.Namespace) -> int:
     return unmount(args.mountpoint)
 
 
-def storage_options_from_args(args: argparse.Namespace) -> dict:
-    """The storage options of the common flags, parsed as by every other command."""
-    from zarrfs.cli import storage_options_from_args as parse
-
-    return parse(args)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry point (``python -m zarrfs.fuse.cli mount ...``) for tests and helpers."""
-    from zarrfs.cli import common_parser
-
     common = common_parser()
     parser = argparse.ArgumentParser(prog="zarrfs")
     subparsers = parser.add_subparsers(required=True)
     add_parsers(subparsers, common)
     args = parser.parse_args(argv)
-    return args.handler(args)
+    return args.func(args)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ SIGINT/SIGTERM/SIGHUP are handled by libfuse, which leaves its loop and unmounts
 
 from __future__ import annotations
 
-import copy
 import logging
 import os
 import shutil
@@ -21,13 +20,12 @@ import time
 from collections.abc import Callable
 
 import zarrfs.engine as engine
-from zarrfs.cli import set_option
 
 from .allocator import keep_freed_memory
 from .control import RingLogHandler, control_entries
 from .files import MountStats
 from .kernel import mount_table, set_readahead
-from .options import MountOptions, fuse_mount_kwargs
+from .options import MountOptions, fuse_mount_kwargs, mount_storage_options
 from .pagecache import PagePusher
 from .signals import Shutdown
 from .tree import VirtualTree
@@ -300,14 +298,8 @@ def serve(
 
 def _root_opener(url: str, options: MountOptions, storage_options: dict):
     """The root's opener, with the command line's storage options and, where those do not set
-    them, the ``-o`` ones (``anon``, ``endpoint_url``, ``so.KEY=VALUE``, dotted keys nesting)."""
-    storage = copy.deepcopy(storage_options)
-    if options.anon:
-        storage.setdefault("anon", True)
-    if options.endpoint_url:
-        storage.setdefault("endpoint_url", options.endpoint_url)
-    for key, value in options.storage:
-        set_option(storage, key, value, keep=True)
+    them, the ``-o`` ones (``options.mount_storage_options``)."""
+    storage = mount_storage_options(options, storage_options)
     consolidated = options.consolidated
 
     def open_root():

@@ -7,11 +7,11 @@ for an /etc/fstab line, so options that belong to mount(8) itself (``ro``, ``noa
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from zarrfs.engine import parse_size
+from zarrfs.storage_options import with_defaults
 
 #: The store is an immutable snapshot by default: the kernel may keep attributes, names and pages
 #: this long (seconds). ``ttl=`` shortens it when the data can change under the mount.
@@ -195,14 +195,13 @@ def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
     return MountOptions(**values)  # type: ignore[arg-type]
 
 
-def with_storage_flags(options: MountOptions, anon: bool, endpoint_url: str | None) -> MountOptions:
-    """Fold the command line's --anon / --endpoint-url into the options (the flags win)."""
-    changes: dict[str, object] = {}
-    if anon:
-        changes["anon"] = True
-    if endpoint_url:
-        changes["endpoint_url"] = endpoint_url
-    return dataclasses.replace(options, **changes) if changes else options
+def mount_storage_options(options: MountOptions, given: dict) -> dict:
+    """The storage options of a mount: the command line's (``given``) and, where those do not
+    set them, the ``-o`` ones (``anon``, ``endpoint_url``, ``so.KEY=VALUE``), by the rules of
+    ``zarrfs.storage_options``."""
+    return with_defaults(
+        given, options.storage, anon=options.anon, endpoint_url=options.endpoint_url
+    )
 
 
 def is_local_url(url: str) -> bool:

@@ -1,0 +1,116 @@
+"""The import graph of the house: no circle between the rooms, the mount daemon and the shared
+storage options free of every command-line module.
+
+Read from the source with ``ast`` (imports inside functions count too: they run as soon as the
+function does), so the test sees what a lazy import hides from ``sys.modules``. The engine is
+one node, seen through its door: its inner modules are its own business.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINE = "zarrfs.engine"
+CLI_MODULES = {"zarrfs.cli", "zarrfs.cli_get", "zarrfs.fuse.cli", "viewer.cli"}
+
+
+def _modules() -> dict[str, tuple[Path, bool]]:
+    """Module name -> (file, is a package) for ``zarrfs`` and ``viewer``."""
+    found = {}
+    for package in ("zarrfs", "viewer"):
+        for path in (REPO / package).rglob("*.py"):
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
+            is_package = parts[-1] == "__init__"
+            found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def _node(name: str) -> str:
+    return ENGINE if name.startswith(ENGINE + ".") else name
+
+
+def _imported(name: str, path: Path, is_package: bool, known) -> set[str]:
+    """The project modules ``name`` imports, anywhere in its source."""
+    package = name if is_package else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target:
+                found.add(_node(target))
+    return found - {_node(name)}
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in known.items():
+        graph.setdefault(_node(name), set()).update(_imported(name, path, is_package, known))
+    return graph
+
+
+def _reachable(graph, start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for child in graph.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
+def _cycle(graph) -> list[str] | None:
+    """One import circle as a path, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> list[str] | None:
+        state[name] = 1
+        for child in sorted(graph.get(name, ())):
+            if state.get(child) == 1:
+                return path[path.index(child) :] + [child]
+            if child not in state and (found := visit(child, path + [child])):
+                return found
+        state[name] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_no_import_circle():
+    assert _cycle(import_graph()) is None, " -> ".join(_cycle(import_graph()))
+
+
+def test_the_mount_daemon_imports_no_command_line_module():
+    graph = import_graph()
+    assert "zarrfs.fuse.cli" in graph and "zarrfs.fuse.daemon" in graph
+    assert not _reachable(graph, "zarrfs.fuse.daemon") & CLI_MODULES
+
+
+def test_storage_options_sit_below_every_room():
+    """The shared rules import nothing of the project: the engine, the mount and the viewer may
+    all use them."""
+    assert _reachable(import_graph(), "zarrfs.storage_options") == set()
+
+
+def test_the_graph_sees_lazy_imports():
+    """``zarrfs.cli`` imports the mount's and the viewer's parsers inside a function."""
+    graph = import_graph()
+    assert {"zarrfs.fuse.cli", "viewer.cli", "zarrfs.storage_options"} <= graph["zarrfs.cli"]
