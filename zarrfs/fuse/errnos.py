@@ -4,6 +4,10 @@ mfusepy turns any exception that is not an ``OSError`` into EINVAL, which tells 
 request was malformed; a decorator on every operation translates first, through one table, so the
 mount answers ENOENT for names that do not exist, EROFS for writes and EIO for data that cannot be
 fetched or decoded (with one log line naming the array and the chunk key), and never EINVAL.
+
+Only the named not-found errors (``NodeNotFoundError``, ``FileNotFoundError``) are ENOENT. A bare
+``KeyError`` is a bug, not a missing name: like anything else unexpected it answers EIO and is
+logged once, with its traceback, so it never hides as a silent "No such file".
 """
 
 from __future__ import annotations
@@ -32,7 +36,6 @@ class ReadOnlyError(OSError):
 ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (engine.NodeNotFoundError, errno.ENOENT),
     (FileNotFoundError, errno.ENOENT),
-    (KeyError, errno.ENOENT),
     (NotADirectoryError, errno.ENOTDIR),
     (IsADirectoryError, errno.EISDIR),
     (PermissionError, errno.EACCES),
@@ -127,6 +130,7 @@ def _log_failure(operation: str, path: str, error: BaseException, number: int) -
             "%s %s: %s (%s): %s", operation, path, errno.errorcode[number], where, error.message
         )
     elif number == errno.EIO:
-        log.exception("%s %s failed unexpectedly; answering EIO", operation, path)
+        if _first_in_a_while((path, type(error).__qualname__, str(error))):
+            log.error("%s %s failed unexpectedly; answering EIO", operation, path, exc_info=error)
     else:
         log.warning("%s %s: %s: %s", operation, path, errno.errorcode[number], error)
