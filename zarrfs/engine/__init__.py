@@ -87,7 +87,7 @@ from .errors import (
     UnsupportedError,
     ZarrfsError,
 )
-from .hierarchy import Array, Group, Node, open
+from .hierarchy import Array, Broken, Group, Node, open
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
@@ -108,6 +108,7 @@ def reset_stats() -> None:
 __all__ = [
     "Array",
     "Axis",
+    "Broken",
     "Dataset",
     "Multiscale",
     "axis_names_of_level",
