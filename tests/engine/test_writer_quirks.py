@@ -28,7 +28,7 @@ def test_gdal_lzma_with_delta_reads_every_array(caplog):
     """GDAL 3.6.2 writes ``{"id": "lzma", "preset": 6, "delta": 1}``: an xz stream whose
     container names its filters (delta, lzma2), so the values decode without the key."""
     written = np.load(STORES / "gdal" / "values.npz")
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="zarrfs.engine"):
         group = engine.open(str(STORES / "gdal" / "lzma.zarr"))
         assert group.keys() == sorted(written.files)
         for name in written.files:
@@ -45,7 +45,7 @@ def test_gdal_lzma_with_delta_reads_every_array(caplog):
 
 def test_zarrita_defaults_read_as_zarrita_reads_them(caplog):
     values = json.loads((STORES / "zarrita" / "values.json").read_text())
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="zarrfs.engine"):
         group = engine.open(str(STORES / "zarrita" / "defaults.zarr"))
         assert group.keys() == sorted(values)
         for name, v in values.items():
@@ -146,7 +146,7 @@ def _v2_array(root: Path, compressor: dict, filters=None) -> Path:
 
 def test_an_unknown_key_of_a_self_describing_compressor_is_tolerated(tmp_path, caplog):
     root = _v2_array(tmp_path / "a.zarr", {"id": "zlib", "level": 1, "unknown": 2})
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="zarrfs.engine"):
         np.testing.assert_array_equal(
             engine.open(str(root))[...], np.arange(24, dtype="<i4").reshape(4, 6)
         )

@@ -106,7 +106,12 @@ def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Cod
         config["shuffle"] = _BLOSC_SHUFFLE.get(config["shuffle"], 1)  # a harmless writer quirk
     if codec_id == "blosc" and config.get("shuffle") == -1:
         config["shuffle"] = 1  # AUTOSHUFFLE: decoding reads the real flag from the blosc header
-    numcodecs.registry.run_entrypoints()
+    if not is_numcodecs_id(codec_id):
+        raise UnknownCodecError(
+            f"unknown codec {codec_id!r} (not in numcodecs {numcodecs.__version__})",
+            codec=codec_id,
+            path=path,
+        )
     config = _known_keys_only(codec_id, config, path)
     try:
         return numcodecs.get_codec(config)
