@@ -16,8 +16,6 @@ its reads (``Array.error`` says why): one broken node never stops its group or i
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import math
 import threading
@@ -35,6 +33,7 @@ from .metadata import (
     contained,
     load_json,
     parse_v3,
+    readable_document,
 )
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .ome import declared_paths
@@ -45,6 +44,7 @@ from .store import ByteRequest, Store, url_below
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
 log = logging.getLogger(__name__)
+_READERS = threading.Lock()  # building an array's reader
 
 
 def _join(*parts: str) -> str:
@@ -146,7 +146,7 @@ class Hierarchy:
         if not main:
             return None
         names = [main] if main == "zarr.json" else [main, ".zattrs"]
-        documents = {d: _readable(got[d]) for d in names if got.get(d) is not None}
+        documents = {d: readable_document(got[d]) for d in names if got.get(d) is not None}
         return contained(
             lambda: self._parse_documents(got, where),
             f"{where}/{main}",
@@ -360,11 +360,18 @@ class Array(Node):
     kind = "array"
     metadata: ArrayMetadata
 
-    @functools.cached_property
+    @property
     def _reader(self) -> ArrayReader:
-        """Built on first use: it resolves the codecs, which raise (each time) where they
-        cannot be built."""
-        return ArrayReader(self._hierarchy.store, self.path, self.metadata)
+        """Built once, on first use: it resolves the codecs, which raise (each time) where
+        they cannot be built."""
+        reader = self.__dict__.get("_built_reader")
+        if reader is None:
+            with _READERS:  # one reader per array: it dedupes concurrent reads of a chunk
+                reader = self.__dict__.get("_built_reader")
+                if reader is None:
+                    reader = ArrayReader(self._hierarchy.store, self.path, self.metadata)
+                    self.__dict__["_built_reader"] = reader
+        return reader
 
     @property
     def error(self) -> ZarrfsError | None:
@@ -388,14 +395,14 @@ class Array(Node):
         try:
             return self._reader.chunk_shape
         except ZarrfsError:  # codecs that cannot be built: the chunks their listing declares
-            return _declared_inner_chunks(self.metadata) or self.metadata.chunk_shape
+            return self.metadata.declared_inner_chunks() or self.metadata.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         try:
             sharded = self._reader.sharding is not None
         except ZarrfsError:
-            sharded = _declared_inner_chunks(self.metadata) is not None
+            sharded = self.metadata.declared_inner_chunks() is not None
         return self.metadata.chunk_shape if sharded else None
 
     @property
@@ -529,26 +536,6 @@ class Broken(Node):
         raise self.metadata.error.at(self.metadata.error.path or self.url)
 
     __getitem__ = read_flat = submit = read
-
-
-def _declared_inner_chunks(meta: ArrayMetadata) -> tuple[int, ...] | None:
-    """The inner chunk shape a ``sharding_indexed`` entry of the codec listing declares."""
-    listed = meta.codec_source.listed
-    sharding = [c for c in listed if c.get("name") == "sharding_indexed"]
-    shape = (sharding[0].get("configuration") or {}).get("chunk_shape") if sharding else None
-    if not isinstance(shape, list) or len(shape) != len(meta.shape):
-        return None
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
-        return None
-    return tuple(shape)
-
-
-def _readable(data: bytes):
-    """A stored document as JSON where it parses, else as text (to show what is there)."""
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return bytes(data).decode("utf-8", errors="replace")
 
 
 def _settled(got: dict) -> dict:

@@ -73,6 +73,17 @@ class ArrayMetadata:
     def ndim(self) -> int:
         return len(self.shape)
 
+    def declared_inner_chunks(self) -> tuple[int, ...] | None:
+        """The inner chunk shape a ``sharding_indexed`` entry of the codec listing declares
+        (what a summary shows where the codecs cannot be built)."""
+        shards = [c for c in self.codec_source.listed if c.get("name") == "sharding_indexed"]
+        shape = (shards[0].get("configuration") or {}).get("chunk_shape") if shards else None
+        if not isinstance(shape, list) or len(shape) != len(self.shape):
+            return None
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            return None
+        return tuple(shape)
+
     @property
     def grid_shape(self) -> tuple[int, ...]:
         return tuple(
@@ -132,6 +143,14 @@ def contained(
         attributes=attrs if isinstance(attrs, dict) else {},
         document=document,
     )
+
+
+def readable_document(data: bytes) -> Any:
+    """A stored document as JSON where it parses, else as text (to show what is there)."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return bytes(data).decode("utf-8", errors="replace")
 
 
 def load_json(data: bytes, *, path: str) -> dict:
