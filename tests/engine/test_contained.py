@@ -163,3 +163,26 @@ def test_a_sharded_array_with_an_unknown_inner_codec_tells_its_chunks(tmp_path):
     assert arr.chunks == (2, 4) and arr.shards == (4, 8)
     with pytest.raises(engine.UnknownCodecError, match="mystery"):
         arr[0]
+
+
+def test_a_broken_pyramid_level_says_why_it_cannot_be_opened(tmp_path):
+    root = tmp_path / "image.zarr"
+    for level in ("0", "1"):
+        write_array(root, np.zeros((4, 4), "u1"), path=level, zarr_format=2, chunks=(2, 2))
+    multiscales = [
+        {
+            "version": "0.4",
+            "axes": [{"name": "y", "type": "space"}, {"name": "x", "type": "space"}],
+            "datasets": [
+                {"path": p, "coordinateTransformations": [{"type": "scale", "scale": [1, 1]}]}
+                for p in ("0", "1")
+            ],
+        }
+    ]
+    (root / ".zattrs").write_text(json.dumps({"multiscales": multiscales}))
+    doc = json.loads((root / "1" / ".zarray").read_text())
+    (root / "1" / ".zarray").write_text(json.dumps(_break_v2(doc, "dtype")))
+    group = engine.open(str(root))
+    (multiscale,) = engine.multiscales(group)
+    with pytest.raises(engine.MetadataError, match="'1' cannot be opened: .*q9"):
+        engine.levels(group, multiscale)
