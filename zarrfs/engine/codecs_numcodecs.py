@@ -47,8 +47,8 @@ log = logging.getLogger(__name__)
 
 
 def is_numcodecs_id(codec_id: str) -> bool:
-    """Whether numcodecs knows ``codec_id`` (without importing anything it names)."""
-    numcodecs.registry.run_entrypoints()
+    """Whether numcodecs knows ``codec_id`` (its own codecs, and those other packages
+    register through entry points, which numcodecs lists once, on import)."""
     return codec_id in numcodecs.registry.codec_registry or codec_id in numcodecs.registry.entries
 
 
