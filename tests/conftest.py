@@ -63,20 +63,24 @@ def s3_store(s3_server):
     return upload
 
 
+#: the public conformance corpus, copied into the repository (see its PROVENANCE.md)
+CORPUS_DIR = Path(__file__).resolve().parent / "conformance"
+
+
 def find_corpus_dir() -> Path:
-    """``<repo>/../shared/conformance`` (where CI puts ``shared/``), or $ZARRFS_CONFORMANCE."""
+    """``tests/conformance`` in this repository, or $ZARRFS_CONFORMANCE (another copy)."""
     override = os.environ.get("ZARRFS_CONFORMANCE")
-    return Path(override) if override else REPO_ROOT.parent / "shared" / "conformance"
+    return Path(override) if override else CORPUS_DIR
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    """The shared conformance corpus (README.md, manifest.json, corpus/)."""
+    """The conformance corpus (README.md, manifest.json, corpus/)."""
     path = find_corpus_dir()
     if not (path / "manifest.json").is_file():
         pytest.fail(
-            f"conformance corpus not found at {path} (no manifest.json): check out `shared/` "
-            "beside the repository, or set ZARRFS_CONFORMANCE to the corpus folder",
+            f"conformance corpus not found at {path} (no manifest.json): it ships in "
+            "tests/conformance; unset ZARRFS_CONFORMANCE or point it at a full copy",
             pytrace=False,
         )
     return path

@@ -202,6 +202,41 @@ def test_tree_and_info_show_a_broken_child(store, capsys):
     assert "broken  (error:" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("consolidated", [False, True], ids=["listed", "consolidated"])
+def test_tree_lists_every_node_and_marks_the_broken_ones(tmp_path, capsys, consolidated):
+    from tests.engine.test_contained import broken_store
+
+    root = tmp_path / "store.zarr"
+    broken_store(root, 2, consolidated)
+    assert main(["tree", str(root)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert [line.split()[1] for line in lines] == ["codec", "dtype", "good", "malformed"]
+    codec, dtype, good, malformed = lines
+    assert "3 x 4 int32  (error:" in codec and "unknown codec 'fancyzip'" in codec
+    assert "(error:" in dtype and "q9" in dtype and "(error:" in malformed
+    assert good.endswith("good  3 x 4 int32")
+
+
+def test_info_on_a_broken_node_shows_what_it_has_then_fails(tmp_path, capsys):
+    from tests.engine.test_contained import broken_store
+
+    root = tmp_path / "store.zarr"
+    broken_store(root, 3, consolidated=False)
+    assert main(["info", str(root / "dtype")]) == 1
+    out, err = capsys.readouterr()
+    assert "array, broken (Zarr v3)" in out and '"data_type": "int3"' in out
+    assert '"name": "dtype"' in out  # its attributes
+    assert err.count("\n") == 1 and err.startswith("zarrfs: error: ") and "int3" in err
+    assert str(root / "dtype" / "zarr.json") in err
+    assert main(["info", str(root / "codec")]) == 1
+    out, err = capsys.readouterr()
+    assert "3 x 4" in out and "mystery" in out and "unknown codec 'mystery'" in err
+    assert main(["info", str(root), "--json"]) == 0
+    members = {m["name"]: m for m in json.loads(capsys.readouterr().out)["members"]}
+    assert members["dtype"]["kind"] == "broken" and "int3" in members["dtype"]["error"]
+    assert "mystery" in members["codec"]["error"] and "error" not in members["good"]
+
+
 DEMO_TREE = """\
 ├── images/
 │   └── cells/

@@ -140,6 +140,17 @@ def group_facts(node) -> list[tuple[str, object]]:
     return rows
 
 
+def broken_facts(node) -> list[tuple[str, object]]:
+    """A node whose metadata cannot be used: what its document says it is."""
+    return [
+        ("kind", f"{node.node_type or 'node'} (its metadata cannot be used)"),
+        ("zarr format", node.zarr_format),
+    ]
+
+
+FACTS = {"array": array_facts, "group": group_facts, "broken": broken_facts}
+
+
 def ome_facts(group) -> list[tuple[str, object]]:
     """OME-Zarr multiscales and axes of ``group`` (empty when it is not an OME-Zarr image)."""
     try:
@@ -218,8 +229,10 @@ class InfoPanel(QWidget):
         self._node, self._store_url = node, store_url
         self._token += 1
         is_array = node.kind == "array"
-        rows = array_facts(node) if is_array else group_facts(node)
-        ome_source = node if not is_array else multiscale_group
+        rows = FACTS.get(node.kind, group_facts)(node)
+        if getattr(node, "error", None) is not None:  # the reason comes first, where it is seen
+            rows.insert(0, ("error", messages.describe(node.error, node=node.path).text))
+        ome_source = node if node.kind == "group" else multiscale_group
         if ome_source is not None:
             rows += ome_facts(ome_source)
         self._fill_summary(rows)
@@ -233,7 +246,9 @@ class InfoPanel(QWidget):
             )
         self.attributes.expandToDepth(0)
         self.raw.setPlainText(raw_text(jsonable(node.stored_metadata)))
-        if is_array and not is_remote(node_url_of(node, store_url)):
+        if is_array and node.error is not None:
+            self._set_stored_size(self._token, "unknown (the data cannot be read)")
+        elif is_array and not is_remote(node_url_of(node, store_url)):
             self.compute_stored_size()
         elif is_array:
             self._set_stored_size(self._token, STORED_SIZE_ON_DEMAND)

@@ -336,6 +336,12 @@ class MainWindow(QMainWindow):
         self.info.show_node(node, self.store_url)
         self.show_as_row.hide()
         self.node_shown.emit(node.path)
+        if getattr(node, "error", None) is not None:  # nothing to read: say why, read nothing
+            self.image.clear()
+            reason = messages.describe(node.error, node=node.path).one_line()
+            self.placeholder.setText(f"/{node.path}: {reason}")
+            self.stack.setCurrentWidget(self.placeholder)
+            return
 
         def work():
             return pyramid.find_pyramid(root, node), pyramid.image_group(root, node)

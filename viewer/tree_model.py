@@ -65,6 +65,13 @@ def node_icon_name(node) -> str:
     return {0: "array-0d", 1: "array-1d", 2: "array-2d"}.get(ndim, "array-nd")
 
 
+def node_error_text(node, path: str) -> str | None:
+    """Why a node's data cannot be read (its metadata cannot be used, or its codecs cannot be
+    built), as one line; None for a node that reads."""
+    error = getattr(node, "error", None)
+    return messages.describe(error, node=path).one_line() if error is not None else None
+
+
 def type_text(node) -> str:
     data_type = getattr(node, "data_type", None)
     if isinstance(data_type, str):
@@ -113,6 +120,7 @@ class HierarchyModel(QAbstractItemModel):
         self.beginResetModel()
         self.epoch += 1
         top = TreeItem(name=label, path=getattr(node, "path", ""), node=node, parent=self._root)
+        top.error = node_error_text(node, top.path)
         if not top.is_group:
             top.children = []
         self._root.children = [top]
@@ -201,7 +209,8 @@ class HierarchyModel(QAbstractItemModel):
         for row, (name, node, error) in enumerate(members):
             path = f"{item.path}/{name}" if item.path else name
             child = TreeItem(name=name, path=path, node=node, parent=item, row=row)
-            if error is not None:
+            error = error if error is not None else getattr(node, "error", None)
+            if error is not None:  # not listed, or listed but its data cannot be read
                 message = messages.describe(error, node=path)
                 child.error = message.one_line()
                 self.listing_failed.emit(message)

@@ -89,18 +89,22 @@ def _open(args):
 def cmd_info(args) -> int:
     from zarrfs.engine import format_summary, summary
 
-    s = summary(_open(args), stored_size=args.stored_size)
+    node = _open(args)
+    s = summary(node, stored_size=args.stored_size)
     if args.json:
-        print(json.dumps(s, indent=2, ensure_ascii=False))
+        print(json.dumps(s, indent=2, ensure_ascii=False, default=str))
     else:
         sys.stdout.write(format_summary(s))
+    if node.error is not None:  # what it has is shown; why its data cannot be read, as an error
+        sys.stdout.flush()
+        raise node.error.at(node.error.path or node.url)
     return 0
 
 
 def cmd_tree(args) -> int:
     root = _open(args)
-    label = root.url
-    print(label + (f"  {_shape(root)}" if root.kind == "array" else ""))
+    label = root.url + (f"  {_shape(root)}" if root.kind == "array" else "")
+    print(label + (f"  (error: {' '.join(root.error.message.split())})" if root.error else ""))
     if root.kind == "group":
         _print_tree(root, "", args.depth)
     return 0
@@ -122,11 +126,13 @@ def _print_tree(group, prefix: str, depth: int | None) -> None:
         branch = "└── " if last else "├── "
         try:
             child = group[name]
-        except ZarrfsError as exc:  # one broken node must not hide the rest of the tree
+        except ZarrfsError as exc:  # one node that cannot be fetched must not hide the rest
             print(f"{prefix}{branch}{name}  (error: {' '.join(exc.message.split())})")
             continue
-        if child.kind == "array":
-            print(f"{prefix}{branch}{name}  {_shape(child)}")
+        if child.kind != "group":  # an array, or a broken node: marked with its reason
+            shape = f"  {_shape(child)}" if child.kind == "array" else ""
+            error = f"  (error: {' '.join(child.error.message.split())})" if child.error else ""
+            print(f"{prefix}{branch}{name}{shape}{error}")
         else:
             print(f"{prefix}{branch}{name}/")
             _print_tree(
@@ -138,6 +144,8 @@ def cmd_get(args) -> int:
     from zarrfs.cli_get import read_selection, write_output
 
     arr = _open(args)
+    if arr.kind == "broken":
+        arr.read()  # raises why its data cannot be read
     if arr.kind != "array":
         raise UsageError(f"{args.url} is a group; `get` reads arrays")
     selection = parse_selection(args.selection)

@@ -1,4 +1,4 @@
-"""The engine as a reader for ../shared/conformance/check_reader.py.
+"""The engine as a reader for tests/conformance/check_reader.py.
 
 ``read(store_path, array_path, selection)`` and ``meta(store_path, node_path)`` go through the
 public API only, the way a user would: open the store, walk to the node, index it.

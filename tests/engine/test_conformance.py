@@ -1,4 +1,4 @@
-"""The shared conformance corpus, read by the engine through its public API, must pass in full
+"""The conformance corpus (tests/conformance), read by the engine through its public API, must pass in full
 (arrays, selections, and group members/attributes via --meta-fn)."""
 
 from __future__ import annotations

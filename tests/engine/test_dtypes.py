@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 import pytest
 
+from tests.conftest import find_corpus_dir
 from zarrfs.engine.dtypes import (
     DataType,
     parse_fill_value,
@@ -26,7 +27,7 @@ from zarrfs.engine.errors import MetadataError, UnknownDataTypeError, Unsupporte
 zarr = pytest.importorskip("zarr")
 from zarr.core.dtype import VariableLengthBytes  # noqa: E402
 
-CONFORMANCE = pathlib.Path("/work/shared/conformance")
+CONFORMANCE = find_corpus_dir()
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "json2", "categorize", "pickle", "msgpack2")
 
 
@@ -293,7 +294,6 @@ def _meta_for(entry: dict) -> dict:
     raise FileNotFoundError(base)
 
 
-@pytest.mark.skipif(not CONFORMANCE.exists(), reason="conformance corpus not available")
 def test_every_corpus_document_parses():
     documents = _array_documents()
     assert len(documents) > 300
@@ -304,10 +304,7 @@ def test_every_corpus_document_parses():
             assert fill.dtype == data_type.dtype and fill.shape == (), doc
 
 
-@pytest.mark.skipif(not CONFORMANCE.exists(), reason="conformance corpus not available")
-@pytest.mark.parametrize(
-    "entry", _corpus_array_entries() if CONFORMANCE.exists() else [], ids=lambda e: e["id"]
-)
+@pytest.mark.parametrize("entry", _corpus_array_entries(), ids=lambda e: e["id"])
 def test_corpus_dtype_matches_manifest(entry):
     data_type, _ = parse_document(_meta_for(entry), path=entry["id"])
     expected = entry["dtype"]
@@ -328,11 +325,7 @@ def _descr(value):
     return value
 
 
-ALL_MISSING = [
-    e
-    for e in (_corpus_array_entries() if CONFORMANCE.exists() else [])
-    if "chunks:all-missing" in e["features"]
-]
+ALL_MISSING = [e for e in (_corpus_array_entries()) if "chunks:all-missing" in e["features"]]
 
 
 @pytest.mark.parametrize("entry", ALL_MISSING, ids=lambda e: e["id"])

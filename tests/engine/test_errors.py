@@ -32,6 +32,15 @@ BASE = {
 }
 
 
+def _read_error(node, error_type):
+    """A node whose metadata cannot be used opens (``error`` says why); reading it raises."""
+    assert isinstance(node.error, error_type), node.error
+    with pytest.raises(error_type) as err:
+        node.read()
+    assert str(err.value) == str(node.error)
+    return err
+
+
 def test_missing_node(tmp_path):
     with pytest.raises(engine.NodeNotFoundError) as err:
         zarrfs.open(str(tmp_path / "nothing.zarr"))
@@ -41,23 +50,20 @@ def test_missing_node(tmp_path):
 
 def test_malformed_json_names_document(tmp_path):
     _write_zarray(tmp_path / "a", '{"zarr_format": 2, "shape": [4,')
-    with pytest.raises(engine.MetadataError) as err:
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.MetadataError)
     assert ".zarray" in str(err.value) and "malformed JSON" in str(err.value)
 
 
 def test_missing_field_named(tmp_path):
     doc = {k: v for k, v in BASE.items() if k != "chunks"}
     _write_zarray(tmp_path / "a", doc)
-    with pytest.raises(engine.MetadataError) as err:
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.MetadataError)
     assert err.value.field == "chunks" and "'chunks'" in str(err.value)
 
 
 def test_unknown_codec_named(tmp_path):
     _write_zarray(tmp_path / "a", {**BASE, "compressor": {"id": "fancyzip", "level": 3}})
-    with pytest.raises(engine.UnknownCodecError) as err:
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.UnknownCodecError)
     assert err.value.codec == "fancyzip" and "fancyzip" in str(err.value)
 
 
@@ -74,13 +80,13 @@ def test_unknown_v3_codec_and_dtype(tmp_path):
     }
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
-    with pytest.raises(engine.UnknownCodecError, match="mystery"):
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.UnknownCodecError)
+    assert err.match("mystery")
     doc["codecs"] = [{"name": "bytes"}]
     doc["data_type"] = "int3"
     (tmp_path / "a" / "zarr.json").write_text(json.dumps(doc))
-    with pytest.raises(engine.UnknownDataTypeError, match="int3"):
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.UnknownDataTypeError)
+    assert err.match("int3")
 
 
 V3 = {
@@ -131,12 +137,10 @@ def test_metadata_errors_name_the_document(tmp_path, document, error, words):
     name = "zarr.json" if document["zarr_format"] == 3 else ".zarray"
     (tmp_path / "arr").mkdir()
     (tmp_path / "arr" / name).write_text(json.dumps(document))
-    with pytest.raises(error) as err:
-        zarrfs.open(str(tmp_path / "arr"))
+    err = _read_error(zarrfs.open(str(tmp_path / "arr")), error)
     assert str(err.value).startswith(f"{tmp_path / 'arr' / name}: ")
     assert words in str(err.value)
-    with pytest.raises(error) as err:  # a child, opened through its group
-        zarrfs.open(str(tmp_path))["arr"]
+    err = _read_error(zarrfs.open(str(tmp_path))["arr"], error)  # a child, through its group
     assert f"{tmp_path / 'arr' / name}: " in str(err.value)
 
 
@@ -144,8 +148,8 @@ def test_must_understand(tmp_path):
     doc = {"zarr_format": 3, "node_type": "group", "attributes": {}, "future": {"x": 1}}
     (tmp_path / "g").mkdir()
     (tmp_path / "g" / "zarr.json").write_text(json.dumps(doc))
-    with pytest.raises(engine.UnsupportedError, match="future"):
-        zarrfs.open(str(tmp_path / "g"))
+    err = _read_error(zarrfs.open(str(tmp_path / "g")), engine.UnsupportedError)
+    assert err.match("future")
     doc["future"] = {"must_understand": False}
     (tmp_path / "g" / "zarr.json").write_text(json.dumps(doc))
     assert zarrfs.open(str(tmp_path / "g")).kind == "group"
@@ -160,8 +164,8 @@ def test_pickle_refused_never_unpickled(tmp_path):
     _write_zarray(
         tmp_path / "a", {**BASE, "dtype": "|O", "filters": [{"id": "pickle"}]}, {"0": payload}
     )
-    with pytest.raises(engine.UnsupportedError, match="pickle"):
-        zarrfs.open(str(tmp_path / "a"))
+    err = _read_error(zarrfs.open(str(tmp_path / "a")), engine.UnsupportedError)
+    assert err.match("pickle")
     assert not (tmp_path / "PWNED").exists()
 
 
@@ -246,8 +250,8 @@ def test_broken_child_does_not_hide_its_siblings(zarr_writer):
     g = zarrfs.open(str(w.root))
     assert g.keys() == ["bad", "good"]
     np.testing.assert_array_equal(g["good"][...], np.arange(3))
-    with pytest.raises(engine.MetadataError, match="malformed JSON"):
-        g["bad"]
+    err = _read_error(g["bad"], engine.MetadataError)
+    assert err.match("malformed JSON") and g["bad"].kind == "broken"
 
 
 V3 = {
@@ -287,8 +291,7 @@ def test_a_document_of_the_wrong_shape_is_a_metadata_error(tmp_path, change, wor
         lambda: zarrfs.open(str(tmp_path / "g" / "a")),
         lambda: zarrfs.open(str(tmp_path / "g"))["a"],
     ):
-        with pytest.raises(engine.MetadataError) as err:
-            open_it()
+        err = _read_error(open_it(), engine.MetadataError)
         assert words in str(err.value) and "a/zarr.json" in str(err.value)
 
 
@@ -308,8 +311,7 @@ def test_an_impossible_v2_subarray_is_a_metadata_error(tmp_path, consolidated):
                 }
             )
         )
-    with pytest.raises(engine.MetadataError) as err:
-        zarrfs.open(str(root))["a"]
+    err = _read_error(zarrfs.open(str(root))["a"], engine.MetadataError)
     assert "malformed" in str(err.value) or "dtype" in str(err.value)
 
 

@@ -502,24 +502,28 @@ def test_listings_carry_attributes(mount, zarr_writer):
     np.testing.assert_array_equal(np.load(planes / "dim0_599.npy"), cube[599])
 
 
+@pytest.mark.parametrize("consolidated", [False, True], ids=["listed", "consolidated"])
 @pytest.mark.parametrize("breakage", ["unknown codec", "malformed JSON", "unknown data type"])
-def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
-    """One child whose metadata cannot be used answers EIO (and says why in the log); its
-    group, its siblings and the control folder still list and read."""
+def test_a_broken_child_fails_alone(mount, zarr_writer, breakage, consolidated):
+    """A child whose metadata cannot be used keeps its ``meta.json``, ``attrs.json`` and
+    ``info.txt`` (which says why); an array whose codec cannot be built keeps its data files
+    too, whose reads answer EIO with one log line; its group, its siblings and the control
+    folder list and read as usual."""
     good = np.arange(12, dtype=np.uint8).reshape(3, 4)
     root = zarr_writer(good, path="good", chunks=(2, 2)).root
-    zarr_writer(good, path="sub/bad", chunks=(2, 2), root=root)
-    zarr_writer(good * 2, path="sub/fine", chunks=(2, 2), root=root)
+    zarr_writer(good, path="sub/bad", chunks=(2, 2), root=root, attributes={"units": "m"})
+    zarr_writer(good * 2, path="sub/fine", chunks=(2, 2), root=root, consolidate=consolidated)
     meta_path = Path(root) / "sub" / "bad" / "zarr.json"
     meta = json.loads(meta_path.read_text())
     if breakage == "unknown codec":
         meta["codecs"].append({"name": "frobnicate"})
-        meta_path.write_text(json.dumps(meta))
     elif breakage == "unknown data type":
         meta["data_type"] = "uint7"
-        meta_path.write_text(json.dumps(meta))
-    else:
-        meta_path.write_text(meta_path.read_text()[:-20])
+    if consolidated and breakage != "malformed JSON":  # consolidated metadata says the same
+        top = json.loads((Path(root) / "zarr.json").read_text())
+        top["consolidated_metadata"]["metadata"]["sub/bad"] = meta
+        (Path(root) / "zarr.json").write_text(json.dumps(top))
+    meta_path.write_text(json.dumps(meta) if breakage != "malformed JSON" else "{not json")
     mounted = mount(root)
     assert sorted(os.listdir(mounted.path / "sub")) == [
         "attrs.json",
@@ -528,14 +532,27 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage):
         "info.txt",
         "meta.json",
     ]
-    assert (mounted.path / "sub" / "bad").is_dir()  # a name the group has, not yet opened
-    for attempt in (
-        lambda: os.listdir(mounted.path / "sub" / "bad"),
-        lambda: (mounted.path / "sub" / "bad" / "data.npy").read_bytes(),
-    ):
-        with pytest.raises(OSError) as caught:
-            attempt()
-        assert caught.value.errno == errno.EIO
+    bad = mounted.path / "sub" / "bad"
+    if consolidated and breakage == "malformed JSON":  # consolidated metadata answers for it
+        np.testing.assert_array_equal(np.load(bad / "data.npy"), good)
+        return
+    files = ["attrs.json", "data.npy", "data.raw", "data.tif", "info.txt", "meta.json"]
+    assert sorted(os.listdir(bad)) == (
+        files if breakage == "unknown codec" else ["attrs.json", "info.txt", "meta.json"]
+    )
+    info = (bad / "info.txt").read_text()
+    reason = {"unknown codec": "frobnicate", "unknown data type": "uint7"}.get(breakage, "JSON")
+    assert "error" in info and reason in info
+    if breakage != "malformed JSON":
+        assert json.loads((bad / "attrs.json").read_text()) == {"units": "m"}
+    assert json.loads((bad / "meta.json").read_text())["zarr.json"]
+    if breakage == "unknown codec":
+        for _ in range(2):
+            with pytest.raises(OSError) as caught:
+                (bad / "data.npy").read_bytes()
+            assert caught.value.errno == errno.EIO
+        log = (mounted.path / ".zarrfs" / "log").read_text()
+        assert len([line for line in log.splitlines() if "frobnicate" in line]) == 1
     np.testing.assert_array_equal(np.load(mounted.path / "sub" / "fine" / "data.npy"), good * 2)
     np.testing.assert_array_equal(np.load(mounted.path / "good" / "data.npy"), good)
     assert "sub/bad" in (mounted.path / ".zarrfs" / "log").read_text()

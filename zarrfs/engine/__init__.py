@@ -12,13 +12,23 @@ Opening
     ``$ZARRFS_TIMEOUT`` seconds without data (default 30) and transient failures are retried;
     a store whose server refuses connections fails at once for a few seconds afterwards.
     Listing a group fetches every child's metadata in one round trip; a child whose metadata
-    is broken is still listed, and raises when opened.
+    is broken is still listed and opens (see ``Broken``); only its data reads raise.
 
 Every node (``Group`` and ``Array``)
     ``path`` ("" for the root, "a/b" below it), ``name`` (last component, "" for the root),
-    ``url``, ``kind`` ("group" | "array"), ``zarr_format`` (2 | 3), ``attrs`` (dict),
+    ``url``, ``kind`` ("group" | "array" | "broken"), ``zarr_format`` (2 | 3), ``attrs`` (dict),
     ``stored_metadata`` (the metadata documents as stored: v3 ``{"zarr.json": {...}}``, v2
-    ``{".zarray": {...}, ".zattrs": {...}}``), ``implicit`` (v3 group with no zarr.json).
+    ``{".zarray": {...}, ".zattrs": {...}}``), ``implicit`` (v3 group with no zarr.json),
+    ``error`` (None, or the ``ZarrfsError`` saying why the node's data cannot be read: an
+    array whose codecs cannot be built, a broken node).
+
+Broken
+    A node whose metadata cannot be used (unknown data type, malformed field or document):
+    ``node_type`` ("array" | "group" | None, as its document says), ``attrs`` and
+    ``stored_metadata`` as far as they parsed (documents that are not JSON as text), ``error``;
+    ``keys()`` is empty; ``read``/``[...]``/``read_flat``/``submit`` raise the error (a new
+    instance each time). An array whose codecs cannot be built is an ordinary ``Array``: codecs
+    are built on its first read, which raises.
 
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),
@@ -87,7 +97,7 @@ from .errors import (
     UnsupportedError,
     ZarrfsError,
 )
-from .hierarchy import Array, Group, Node, open
+from .hierarchy import Array, Broken, Group, Node, open
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
@@ -108,6 +118,7 @@ def reset_stats() -> None:
 __all__ = [
     "Array",
     "Axis",
+    "Broken",
     "Dataset",
     "Multiscale",
     "axis_names_of_level",

@@ -6,19 +6,32 @@ array->bytes codec, bytes->bytes codecs*; decoding runs it backwards. Zarr v2's 
 compressor are turned into the same chain by ``metadata_v2`` (filters become codecs over flat
 buffers, a ``v2_layout`` codec gives the chunk its shape and memory order).
 
-Only decoding exists: zarrfs is a reader.
+Only decoding exists: zarrfs is a reader. An array's codecs are resolved when its data is first
+read (:class:`CodecSource`), not when it opens: a codec zarrfs cannot build breaks the reads of
+that array alone, never its opening, its group or its siblings.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .errors import ChecksumError, ChunkDecodeError, MetadataError, UnknownCodecError
+from .errors import (
+    ChecksumError,
+    ChunkDecodeError,
+    MetadataError,
+    UnknownCodecError,
+    ZarrfsError,
+)
+
+log = logging.getLogger(__name__)
+#: what building a codec raises on a configuration of the wrong shape (a string for a list...)
+_MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -85,11 +98,19 @@ def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
     else:
         raise MetadataError(f"invalid codec entry {obj!r}", path=path, field="codecs")
     factory = REGISTRY.get(name)
-    if factory is None and name.startswith("numcodecs."):
-        from .codecs_numcodecs import numcodecs_codec  # noqa: PLC0415 - avoids an import cycle
-
-        return numcodecs_codec(name[len("numcodecs.") :], config, path=path)
     if factory is None:
+        from .codecs_numcodecs import is_numcodecs_id, numcodecs_codec  # noqa: PLC0415 - cycle
+
+        if name.startswith("numcodecs."):
+            return numcodecs_codec(name[len("numcodecs.") :], config, path=path)
+        if is_numcodecs_id(name):  # zarrita.js writes numcodecs ids bare: "lz4", "zlib"
+            log.warning(
+                "%s: codec %r read as numcodecs.%s (a bare numcodecs id, as zarrita.js writes it)",
+                path,
+                name,
+                name,
+            )
+            return numcodecs_codec(name, config, path=path)
         raise UnknownCodecError(
             f"unknown codec {name!r}; zarrfs knows {', '.join(sorted(REGISTRY))} and "
             f"numcodecs.<id> for any numcodecs codec",
@@ -97,6 +118,48 @@ def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
             path=path,
         )
     return factory.from_config(config, path=path)
+
+
+@dataclass(frozen=True)
+class CodecSource:
+    """An array's codecs as its document lists them, and how to build them: resolved on first
+    read (:meth:`resolve`), so that a codec zarrfs cannot build fails the reads of this array
+    only, with an error naming its ``document``."""
+
+    listed: tuple[dict, ...]  # ``{"name", "configuration"}`` each, as ``Array.codecs`` shows them
+    build: Callable[[], CodecChain]
+    document: str  # the document (and so the node) the codecs come from
+
+    def resolve(self) -> CodecChain:
+        try:
+            return self.build()
+        except ZarrfsError as exc:
+            raise exc.at(self.document) from exc
+        except _MALFORMED as exc:
+            raise MetadataError(
+                f"{self.document}: invalid codec configuration ({type(exc).__name__}: {exc})",
+                path=self.document,
+                field="codecs",
+            ) from exc
+
+
+def v3_codec_source(entries: list, *, path: str) -> CodecSource:
+    """A v3 ``codecs`` list (checked to be a list of names or named objects) to resolve later."""
+    listed = []
+    for entry in entries:
+        if isinstance(entry, str):
+            listed.append({"name": entry, "configuration": {}})
+        elif isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            listed.append(
+                {"name": entry["name"], "configuration": entry.get("configuration") or {}}
+            )
+        else:
+            raise MetadataError(f"{path}: invalid codec entry {entry!r}", path=path, field="codecs")
+
+    def build() -> CodecChain:
+        return CodecChain.from_codecs([codec_from_json(c, path=path) for c in entries], path=path)
+
+    return CodecSource(tuple(listed), build, path)
 
 
 @dataclass(frozen=True)

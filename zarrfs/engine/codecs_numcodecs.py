@@ -3,16 +3,24 @@
 Three doors lead here: the v3 ``gzip``/``zstd``/``blosc`` codecs, v3 ``numcodecs.<id>`` names
 (as zarr-python and numcodecs.zarr3 write them), and v2 ``compressor``/``filters`` entries. Codecs
 that could run code on load (``pickle``) are refused, never instantiated.
+
+Lenient where harmless, strict where data would be wrong: a configuration key the numcodecs class
+does not take (a writer's own, like GDAL's ``"delta"`` on ``lzma``) is dropped with one warning
+for the compressors whose stream says how to decode it (:data:`SELF_DESCRIBING`), and refused
+for every other codec, whose decoding follows its configuration.
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
 import math
 import struct
 from dataclasses import replace
 
 import numcodecs
 import numcodecs.blosc
+import numcodecs.registry
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
@@ -25,9 +33,59 @@ REFUSED = frozenset({"pickle"})
 ARRAY_TO_ARRAY = frozenset(
     {"delta", "fixedscaleoffset", "quantize", "bitround", "astype", "packbits", "categorize"}
 )
-#: numcodecs ids that turn arrays into bytes (v3 array->bytes).
-ARRAY_TO_BYTES = frozenset({"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"})
+#: numcodecs ids that turn arrays into bytes (v3 array->bytes); ``pcodec`` and ``zfpy`` are
+#: serializers in numcodecs' ``zarr3`` module (as zarr-python 3 writes them)
+ARRAY_TO_BYTES = frozenset(
+    {"vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2", "pcodec", "zfpy"}
+)
+#: compressors whose stored stream names everything decoding needs (zlib/gzip/bz2 headers, the
+#: zstd, blosc and lz4 frame headers, the xz container's filter chain): configuration keys steer
+#: encoding only, so one zarrfs does not know cannot change the values read
+SELF_DESCRIBING = frozenset({"zlib", "gzip", "bz2", "zstd", "blosc", "lz4", "lzma"})
 _BLOSC_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+log = logging.getLogger(__name__)
+
+
+def is_numcodecs_id(codec_id: str) -> bool:
+    """Whether numcodecs knows ``codec_id`` (its own codecs, and those other packages
+    register through entry points, which numcodecs lists once, on import)."""
+    return codec_id in numcodecs.registry.codec_registry or codec_id in numcodecs.registry.entries
+
+
+def _unknown_keys(codec_id: str, config: dict) -> list[str]:
+    """Keys of ``config`` the numcodecs class of ``codec_id`` does not take."""
+    cls = numcodecs.registry.codec_registry.get(codec_id)
+    if cls is None:
+        return []
+    params = inspect.signature(cls.__init__).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return []
+    taken = {p.name for p in params}
+    return sorted(k for k in config if k != "id" and k not in taken)
+
+
+def _known_keys_only(codec_id: str, config: dict, path: str | None) -> dict:
+    """``config`` without the keys numcodecs does not take, where that is harmless."""
+    unknown = _unknown_keys(codec_id, config)
+    if not unknown:
+        return config
+    if codec_id not in SELF_DESCRIBING or (codec_id == "lzma" and config.get("format") == 3):
+        raise UnknownCodecError(
+            f"codec {codec_id!r}: configuration keys {unknown} are unknown to numcodecs "
+            f"{numcodecs.__version__}, and decoding {codec_id} follows its configuration: "
+            "refused rather than risk wrong values",
+            codec=codec_id,
+            path=path,
+        )
+    log.warning(
+        "%s: codec %r: ignoring configuration key%s %s unknown to numcodecs (decoding needs "
+        "only the stored stream)",
+        path,
+        codec_id,
+        "s" if len(unknown) > 1 else "",
+        ", ".join(repr(k) for k in unknown),
+    )
+    return {k: v for k, v in config.items() if k not in unknown}
 
 
 def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Codec:
@@ -48,6 +106,13 @@ def get_numcodecs(config: dict, *, path: str | None = None) -> numcodecs.abc.Cod
         config["shuffle"] = _BLOSC_SHUFFLE.get(config["shuffle"], 1)  # a harmless writer quirk
     if codec_id == "blosc" and config.get("shuffle") == -1:
         config["shuffle"] = 1  # AUTOSHUFFLE: decoding reads the real flag from the blosc header
+    if not is_numcodecs_id(codec_id):
+        raise UnknownCodecError(
+            f"unknown codec {codec_id!r} (not in numcodecs {numcodecs.__version__})",
+            codec=codec_id,
+            path=path,
+        )
+    config = _known_keys_only(codec_id, config, path)
     try:
         return numcodecs.get_codec(config)
     except KeyError as exc:

@@ -18,6 +18,20 @@ class ZarrfsError(Exception):
         self.path = path
         self.key = key
 
+    def at(self, where: str) -> ZarrfsError:
+        """A new error like this one, about ``where`` (the document it was found in): its
+        message starts with ``where`` unless it names it already. An error kept with a node (a
+        codec that cannot be built, a document that cannot be used) is raised as a fresh
+        instance by every read, so that no two reads share one."""
+        message = self.message if where in self.message else f"{where}: {self.message}"
+        fresh = type(self).__new__(type(self), message)
+        fresh.__dict__.update(self.__dict__)
+        fresh.message = message
+        fresh.args = (message,)
+        fresh.path = self.path or where
+        fresh.__cause__ = self.__cause__
+        return fresh
+
 
 class NodeNotFoundError(ZarrfsError, FileNotFoundError):
     """No group or array at this path (also a ``FileNotFoundError``)."""

@@ -8,20 +8,33 @@ implicit group (v3 core spec, "Implicit groups") when a node lies below it: the 
 below are searched a level at a time (one round trip per level for their documents), at most
 ``_IMPLICIT_SEARCH`` of them, so that opening a directory that holds no Zarr data does not walk
 the whole tree under it.
+
+A node whose metadata cannot be used opens as a :class:`Broken` node (its attributes, its
+documents and the error), and an array whose codecs cannot be built opens as usual, failing only
+its reads (``Array.error`` says why): one broken node never stops its group or its siblings.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 
 from . import scheduler
 from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
-from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
+from .metadata import (
+    MALFORMED,
+    ArrayMetadata,
+    BrokenMetadata,
+    GroupMetadata,
+    Metadata,
+    contained,
+    load_json,
+    parse_v3,
+    readable_document,
+)
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .ome import declared_paths
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
@@ -30,8 +43,8 @@ from .store import ByteRequest, Store, url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
-#: what a parser raises on a document of the wrong shape (a string where an object belongs...)
-_MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, OverflowError)
+log = logging.getLogger(__name__)
+_READERS = threading.Lock()  # building an array's reader
 
 
 def _join(*parts: str) -> str:
@@ -63,13 +76,23 @@ class Hierarchy:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
                 self.consolidated = meta.consolidated
             elif got.get(".zmetadata") is not None:
-                where = f"{self.store.url}/.zmetadata"
-                with _malformed(where):
-                    nodes = parse_zmetadata(load_json(got[".zmetadata"], path=where), path=where)
-                nodes.pop("", None)
-                self.consolidated = nodes
+                self.consolidated = self._zmetadata(got[".zmetadata"])
         self.nodes[""] = meta
         return meta
+
+    def _zmetadata(self, data: bytes) -> dict[str, Metadata] | None:
+        """The nodes of a ``.zmetadata`` (its broken entries as broken nodes). One that cannot
+        be read as a whole is passed over for listing the store, unless asked for."""
+        where = f"{self.store.url}/.zmetadata"
+        try:
+            nodes = parse_zmetadata(load_json(data, path=where), path=where)
+        except (MetadataError, *MALFORMED) as exc:
+            if self.use_consolidated:
+                raise MetadataError(f"{where}: cannot be used ({exc})", path=where) from exc
+            log.warning("%s: cannot be used (%s); listing the store instead", where, exc)
+            return None
+        nodes.pop("", None)
+        return nodes
 
     def metadata(self, path: str) -> Metadata | None:
         """The metadata of the node at ``path``, or None when there is none."""
@@ -116,10 +139,20 @@ class Hierarchy:
         return self.store.fetch_each([ByteRequest(k) for k in keys])
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
+        """The node the documents describe (:class:`BrokenMetadata` where they cannot be
+        used), or None where there are none."""
         where = f"{self.store.url}/{path}".rstrip("/")
-        document = next((d for d in _DOCS if got.get(d) is not None), None)
-        with _malformed(f"{where}/{document}"):
-            return self._parse_documents(got, where)
+        main = next((d for d in ("zarr.json", ".zarray", ".zgroup") if got.get(d) is not None), "")
+        if not main:
+            return None
+        names = [main] if main == "zarr.json" else [main, ".zattrs"]
+        documents = {d: readable_document(got[d]) for d in names if got.get(d) is not None}
+        return contained(
+            lambda: self._parse_documents(got, where),
+            f"{where}/{main}",
+            documents,
+            3 if main == "zarr.json" else 2,
+        )
 
     @staticmethod
     def _parse_documents(got: dict, where: str) -> Metadata | None:
@@ -276,6 +309,11 @@ class Node:
     def implicit(self) -> bool:
         return isinstance(self.metadata, GroupMetadata) and self.metadata.implicit
 
+    @property
+    def error(self) -> ZarrfsError | None:
+        """Why this node's data cannot be read (None when it can)."""
+        return None
+
     def __repr__(self) -> str:
         return f"<zarrfs {type(self).__name__} {self.url!r}>"
 
@@ -322,9 +360,26 @@ class Array(Node):
     kind = "array"
     metadata: ArrayMetadata
 
-    def __init__(self, hierarchy: Hierarchy, path: str, meta: ArrayMetadata):
-        super().__init__(hierarchy, path, meta)
-        self._reader = ArrayReader(hierarchy.store, path, meta)
+    @property
+    def _reader(self) -> ArrayReader:
+        """Built once, on first use: it resolves the codecs, which raise (each time) where
+        they cannot be built."""
+        reader = self.__dict__.get("_built_reader")
+        if reader is None:
+            with _READERS:  # one reader per array: it dedupes concurrent reads of a chunk
+                reader = self.__dict__.get("_built_reader")
+                if reader is None:
+                    reader = ArrayReader(self._hierarchy.store, self.path, self.metadata)
+                    self.__dict__["_built_reader"] = reader
+        return reader
+
+    @property
+    def error(self) -> ZarrfsError | None:
+        try:
+            _ = self._reader
+        except ZarrfsError as exc:
+            return exc
+        return None
 
     # ------------------------------------------------------------ description
     shape = property(lambda self: self.metadata.shape)
@@ -332,13 +387,23 @@ class Array(Node):
     size = property(lambda self: math.prod(self.metadata.shape))
     dtype = property(lambda self: self.metadata.data_type.dtype)
     data_type = property(lambda self: self.metadata.data_type.name)
-    chunks = property(lambda self: self._reader.chunk_shape)
     order = property(lambda self: self.metadata.order)
     dimension_names = property(lambda self: self.metadata.dimension_names)
 
     @property
+    def chunks(self) -> tuple[int, ...]:
+        try:
+            return self._reader.chunk_shape
+        except ZarrfsError:  # codecs that cannot be built: the chunks their listing declares
+            return self.metadata.declared_inner_chunks() or self.metadata.chunk_shape
+
+    @property
     def shards(self) -> tuple[int, ...] | None:
-        return self.metadata.chunk_shape if self._reader.sharding else None
+        try:
+            sharded = self._reader.sharding is not None
+        except ZarrfsError:
+            sharded = self.metadata.declared_inner_chunks() is not None
+        return self.metadata.chunk_shape if sharded else None
 
     @property
     def fill_value(self):
@@ -347,7 +412,10 @@ class Array(Node):
 
     @property
     def codecs(self) -> list[dict]:
-        chain = self.metadata.codecs
+        try:
+            chain = self.metadata.codecs
+        except ZarrfsError:  # not buildable: as the document lists them
+            return [dict(c) for c in self.metadata.codec_source.listed]
         return [c.to_json() for c in chain.codecs if c.name != "v2_layout"]
 
     @property
@@ -444,6 +512,32 @@ class Array(Node):
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
 
 
+class Broken(Node):
+    """A node whose metadata cannot be used (an unknown data type, a malformed field or
+    document): listed in its group, its attributes and documents readable, ``error`` saying
+    why; its data cannot be read (``read`` and the other reads raise the error, anew each
+    time). ``node_type`` is what its document declares ("array", "group" or None)."""
+
+    kind = "broken"
+    metadata: BrokenMetadata
+
+    @property
+    def node_type(self) -> str | None:
+        return self.metadata.node_type
+
+    @property
+    def error(self) -> ZarrfsError:
+        return self.metadata.error
+
+    def keys(self) -> list[str]:
+        return []
+
+    def read(self, *args, **kwargs):
+        raise self.metadata.error.at(self.metadata.error.path or self.url)
+
+    __getitem__ = read_flat = submit = read
+
+
 def _settled(got: dict) -> dict:
     """A node's documents with their failures settled: bytes or None (absent) for each, or the
     failure that leaves the node unknown, raised.
@@ -469,25 +563,9 @@ def _settled(got: dict) -> dict:
     return settled
 
 
-@contextmanager
-def _malformed(where: str) -> Iterator[None]:
-    """Translates what a parser raises on a document of the wrong shape into MetadataError;
-    the engine's own errors get the document's name in front, where their message lacks it."""
-    try:
-        yield
-    except ZarrfsError as exc:
-        named = exc.path or where
-        if named not in exc.message:
-            exc.message = f"{named}: {exc.message}"
-            exc.args = (exc.message,)
-        raise
-    except _MALFORMED as exc:
-        raise MetadataError(
-            f"{where}: malformed metadata ({type(exc).__name__}: {exc})", path=where
-        ) from exc
-
-
-def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array:
+def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array | Broken:
+    if isinstance(meta, BrokenMetadata):
+        return Broken(hierarchy, path, meta)
     return (
         Array(hierarchy, path, meta)
         if isinstance(meta, ArrayMetadata)
@@ -508,4 +586,4 @@ def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Gr
     return _node(hierarchy, "", meta)
 
 
-__all__ = ["Array", "ChunkEvent", "Group", "Node", "open"]
+__all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open"]

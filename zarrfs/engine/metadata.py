@@ -6,21 +6,33 @@ parsers sees a raw dict. Every error names the document and the field.
 
 v3 core spec sections "Array metadata", "Group metadata", "Chunk key encoding" and
 "Extensions" (``must_understand``).
+
+A node whose metadata cannot be used (an unknown data type, a malformed field) becomes
+:class:`BrokenMetadata`: what did parse (attributes, the documents) and the error, so that it is
+listed and described while only its data is out of reach. Codecs are resolved on first read
+(``codecs.CodecSource``), so a codec zarrfs cannot build leaves the rest of the metadata usable.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from . import codecs_builtin, codecs_numcodecs, sharding  # noqa: F401 - register the codecs
-from .codecs import CodecChain, codec_from_json
+from .codecs import CodecChain, CodecSource, v3_codec_source
 from .dtypes import DataType, parse_fill_value, parse_v3_data_type
-from .errors import MetadataError, UnsupportedError
+from .errors import MetadataError, UnsupportedError, ZarrfsError
+
+log = logging.getLogger(__name__)
+#: what a parser raises on a document of the wrong shape (a string where an object belongs...)
+MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -45,15 +57,32 @@ class ArrayMetadata:
     chunk_shape: tuple[int, ...]  # the regular grid's (outer) chunk, i.e. the stored object
     chunk_key_encoding: ChunkKeyEncoding
     fill_value: Any  # 0-d ndarray of data_type.dtype, or str/bytes for variable-length types
-    codecs: CodecChain
+    codec_source: CodecSource  # resolved into ``codecs`` on first read
     order: str = "C"
     dimension_names: tuple[str | None, ...] | None = None
     attributes: dict = field(default_factory=dict)
     document: dict = field(default_factory=dict)  # the stored documents, by file name
 
+    @functools.cached_property
+    def codecs(self) -> CodecChain:
+        """The codec chain, built on first use; a codec that cannot be built raises here (a
+        fresh error naming the document each time), on every read of this array."""
+        return self.codec_source.resolve()
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def declared_inner_chunks(self) -> tuple[int, ...] | None:
+        """The inner chunk shape a ``sharding_indexed`` entry of the codec listing declares
+        (what a summary shows where the codecs cannot be built)."""
+        shards = [c for c in self.codec_source.listed if c.get("name") == "sharding_indexed"]
+        shape = (shards[0].get("configuration") or {}).get("chunk_shape") if shards else None
+        if not isinstance(shape, list) or len(shape) != len(self.shape):
+            return None
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
+            return None
+        return tuple(shape)
 
     @property
     def grid_shape(self) -> tuple[int, ...]:
@@ -72,7 +101,56 @@ class GroupMetadata:
     consolidated: dict[str, ArrayMetadata | GroupMetadata] | None = None
 
 
-Metadata = ArrayMetadata | GroupMetadata
+@dataclass(frozen=True, eq=False)
+class BrokenMetadata:
+    """A node whose metadata zarrfs cannot use: what parsed, and why the rest did not."""
+
+    error: ZarrfsError  # names the node, the document and the reason
+    zarr_format: int | None = None
+    node_type: str | None = None  # "array" or "group" as the document says, None if unknown
+    attributes: dict = field(default_factory=dict)
+    document: dict = field(default_factory=dict)  # by file name; text where JSON did not parse
+
+
+Metadata = ArrayMetadata | GroupMetadata | BrokenMetadata
+
+
+def contained(
+    parse: Callable[[], Metadata], where: str, document: dict, zarr_format: int | None = None
+) -> Metadata:
+    """``parse()``, or where the node's metadata cannot be used, :class:`BrokenMetadata` with
+    what ``document`` (the node's documents by file name) still tells: a broken node stops
+    nothing but its own data."""
+    try:
+        return parse()
+    except (MetadataError, UnsupportedError) as exc:
+        error: ZarrfsError = exc.at(exc.path or where)
+    except MALFORMED as exc:
+        error = MetadataError(
+            f"{where}: malformed metadata ({type(exc).__name__}: {exc})", path=where
+        )
+        error.__cause__ = exc
+    main = next((d for n, d in document.items() if n != ".zattrs" and isinstance(d, dict)), {})
+    attrs = document.get(".zattrs", main.get("attributes") if isinstance(main, dict) else None)
+    node_type = main.get("node_type") if "zarr.json" in document else None
+    if ".zarray" in document or ".zgroup" in document:
+        node_type = "array" if ".zarray" in document else "group"
+    fmt = main.get("zarr_format")
+    return BrokenMetadata(
+        error=error,
+        zarr_format=fmt if fmt in (2, 3) else zarr_format,
+        node_type=node_type if node_type in ("array", "group") else None,
+        attributes=attrs if isinstance(attrs, dict) else {},
+        document=document,
+    )
+
+
+def readable_document(data: bytes) -> Any:
+    """A stored document as JSON where it parses, else as text (to show what is there)."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return bytes(data).decode("utf-8", errors="replace")
 
 
 def load_json(data: bytes, *, path: str) -> dict:
@@ -184,9 +262,18 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
             path=path,
             field="chunk_grid",
         )
-    codecs = CodecChain.from_codecs(
-        [codec_from_json(c, path=path) for c in require(doc, "codecs", list, path=path)], path=path
-    )
+    codec_entries = require(doc, "codecs", list, path=path)
+    fill_value = doc.get("fill_value")
+    quirks = []
+    if not codec_entries:  # zarrita.js, for an array created without codecs
+        codec_entries = [{"name": "bytes", "configuration": {"endian": "little"}}]
+        quirks.append('"codecs": [] read as [bytes (little-endian)]')
+    kind = data_type.dtype.kind
+    if "fill_value" in doc and fill_value is None and kind in "biuf" and not data_type.dtype.names:
+        fill_value = False if kind == "b" else 0  # zarrita.js writes null for its default, zero
+        quirks.append('"fill_value": null read as 0')
+    if quirks:
+        log.warning("%s: %s (as zarrita.js reads them)", path, "; ".join(quirks))
     if doc.get("storage_transformers"):
         raise UnsupportedError(f"{path}: storage transformers are not supported", path=path)
     names = doc.get("dimension_names")
@@ -208,8 +295,8 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
         data_type=data_type,
         chunk_shape=chunk_shape,
         chunk_key_encoding=_chunk_key_encoding(doc, path),
-        fill_value=parse_fill_value(doc["fill_value"], data_type, 3, path=path),
-        codecs=codecs,
+        fill_value=parse_fill_value(fill_value, data_type, 3, path=path),
+        codec_source=v3_codec_source(codec_entries, path=path),
         dimension_names=tuple(names) if names is not None else None,
         attributes=_attributes(doc, path),
         document={"zarr.json": doc},
@@ -259,10 +346,19 @@ def _consolidated_v3(doc: dict, path: str) -> dict[str, Metadata] | None:
     if not isinstance(members, dict):
         return None
     return {
-        key.strip("/"): parse_v3(child, path=f"{path}#consolidated/{key}")
+        key.strip("/"): _consolidated_member(child, f"{path}#consolidated/{key}")
         for key, child in members.items()
-        if isinstance(child, dict)
     }
+
+
+def _consolidated_member(child: Any, where: str) -> Metadata:
+    """One member of inline consolidated metadata; a broken one is contained to itself."""
+    if not isinstance(child, dict):
+        error = MetadataError(
+            f"{where}: expected a JSON object, got {type(child).__name__}", path=where
+        )
+        return BrokenMetadata(error, 3, document={"zarr.json": child})
+    return contained(lambda: parse_v3(child, path=where), where, {"zarr.json": child}, 3)
 
 
 def fill_array(meta: ArrayMetadata) -> np.ndarray:

@@ -7,12 +7,20 @@ the flat result the chunk's shape, stored dtype and memory order (``"C"`` or ``"
 
 from __future__ import annotations
 
-from .codecs import CodecChain
+from .codecs import CodecChain, CodecSource
 from .codecs_builtin import V2Layout
 from .codecs_numcodecs import v2_codec
 from .dtypes import parse_fill_value, parse_v2_dtype
 from .errors import MetadataError
-from .metadata import ArrayMetadata, ChunkKeyEncoding, GroupMetadata, int_tuple, require
+from .metadata import (
+    ArrayMetadata,
+    ChunkKeyEncoding,
+    GroupMetadata,
+    Metadata,
+    contained,
+    int_tuple,
+    require,
+)
 
 #: codec ids that say what a ``"|O"`` array holds (zarr-python data types guide, "Object")
 OBJECT_CODECS = (
@@ -62,10 +70,14 @@ def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
             path=path,
             field="dimension_separator",
         )
-    codecs = CodecChain(
-        array_array=(),
-        array_bytes=V2Layout({"dtype": data_type.stored_dtype, "order": order}),
-        bytes_bytes=tuple(v2_codec(c, path=path) for c in configs),
+    layout = V2Layout({"dtype": data_type.stored_dtype, "order": order})
+
+    def build() -> CodecChain:
+        return CodecChain((), layout, tuple(v2_codec(c, path=path) for c in configs))
+
+    listed = tuple(
+        {"name": c.get("id"), "configuration": {k: v for k, v in c.items() if k != "id"}}
+        for c in configs
     )
     if "fill_value" not in doc:
         raise MetadataError(
@@ -79,7 +91,7 @@ def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
         chunk_shape=chunks,
         chunk_key_encoding=ChunkKeyEncoding("v2", separator),
         fill_value=parse_fill_value(doc["fill_value"], data_type, 2, path=path),
-        codecs=codecs,
+        codec_source=CodecSource(listed, build, path),
         order=order,
         attributes=attrs or {},
         document=document,
@@ -93,22 +105,35 @@ def parse_zgroup(doc: dict, attrs: dict | None, *, path: str) -> GroupMetadata:
     return GroupMetadata(2, attrs or {}, document)
 
 
-def parse_zmetadata(doc: dict, *, path: str) -> dict[str, ArrayMetadata | GroupMetadata]:
-    """Consolidated v2 metadata: every node below the root (the root itself under "")."""
+def parse_zmetadata(doc: dict, *, path: str) -> dict[str, Metadata]:
+    """Consolidated v2 metadata: every node below the root (the root itself under ""). An
+    entry that cannot be used becomes a broken node of its own; the others parse as usual."""
     entries = doc.get("metadata")
     if not isinstance(entries, dict):
         raise MetadataError(f"{path}: 'metadata' must be an object", path=path, field="metadata")
-    nodes: dict[str, ArrayMetadata | GroupMetadata] = {}
+    nodes: dict[str, Metadata] = {}
     for key, value in entries.items():
         node, _, name = key.rpartition("/")
-        if name not in (".zarray", ".zgroup") or not isinstance(value, dict):
+        if name not in (".zarray", ".zgroup"):
             continue
         attrs = entries.get(f"{node}/.zattrs" if node else ".zattrs")
         attrs = attrs if isinstance(attrs, dict) else None
-        where = f"{path}#{key}"
-        nodes[node] = (
-            parse_zarray(value, attrs, path=where)
-            if name == ".zarray"
-            else parse_zgroup(value, attrs, path=where)
+        documents = {name: value, **({".zattrs": attrs} if attrs is not None else {})}
+        nodes[node] = contained(
+            lambda value=value, attrs=attrs, name=name, where=f"{path}#{key}": _parse_entry(
+                name, value, attrs, where
+            ),
+            f"{path}#{key}",
+            documents,
+            2,
         )
     return nodes
+
+
+def _parse_entry(name: str, value, attrs, where: str) -> Metadata:
+    if not isinstance(value, dict):
+        raise MetadataError(
+            f"{where}: expected a JSON object, got {type(value).__name__}", path=where
+        )
+    parse = parse_zarray if name == ".zarray" else parse_zgroup
+    return parse(value, attrs, path=where)

@@ -179,6 +179,13 @@ def levels(group, multiscale: Multiscale) -> list:
                 path=group.path,
                 field="datasets",
             ) from exc
+        if node.kind == "broken":  # opened, but its metadata cannot be used
+            raise MetadataError(
+                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: "
+                f"{node.error.message}",
+                path=group.path,
+                field="datasets",
+            )
         if node.kind != "array":
             raise MetadataError(
                 f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, not an array",

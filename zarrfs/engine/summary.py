@@ -43,7 +43,9 @@ def json_scalar(value):
     return v.item()
 
 
-def _codec_text(codec: dict) -> str:
+def _codec_text(codec: dict | str) -> str:
+    if not isinstance(codec, dict):  # a bare name, as a listing the codecs failed to build has
+        return str(codec)
     config = codec.get("configuration") or {}
     if codec["name"] == "sharding_indexed":
         inner = ", ".join(_codec_text(c) for c in config.get("codecs", []))
@@ -91,6 +93,10 @@ def _group(node) -> dict:
         item = {"name": name, "kind": child.kind}
         if child.kind == "array":
             item.update(shape=list(child.shape), dtype=str(child.dtype), data_type=child.data_type)
+        if child.kind == "broken":
+            item["node_type"] = child.node_type
+        if child.error is not None:
+            item["error"] = child.error.message
         members.append(item)
     out: dict = {"members": members}
     ms = multiscales(node)
@@ -119,11 +125,15 @@ def summary(node, *, stored_size: bool = False) -> dict:
         "zarr_format": node.zarr_format,
     }
     if node.kind == "array":
-        out.update(_array(node, stored_size))
+        out.update(_array(node, stored_size and node.error is None))
+    elif node.kind == "broken":
+        out.update(node_type=node.node_type, documents=node.stored_metadata)
     else:
         out["implicit"] = node.implicit
         out.update(_group(node))
     out["attributes"] = node.attrs
+    if node.error is not None:
+        out["error"] = node.error.message
     return out
 
 
@@ -136,13 +146,28 @@ def _member_dtype(m: dict) -> str:
     return m.get("data_type", m["dtype"]) if m["dtype"] == "object" else m["dtype"]
 
 
+def _member_text(m: dict) -> str:
+    if m["kind"] == "group":
+        return f"{m['name']}/"
+    text = m["name"]
+    if m["kind"] == "array":
+        text += f"  {_dims(m['shape'])} {_member_dtype(m)}"
+    return text + (f"  (error: {' '.join(m['error'].split())})" if m.get("error") else "")
+
+
 def format_summary(s: dict) -> str:
     """The summary as aligned text, one fact per line."""
     rows: list[tuple[str, str]] = [
         ("url", s["url"]),
         ("path", s["path"]),
-        ("kind", f"{s['kind']} (Zarr v{s['zarr_format']})"),
+        ("kind", f"{s['kind']} (Zarr v{s['zarr_format'] or '?'})"),
     ]
+    if s["kind"] == "broken":
+        rows[2] = (
+            "kind",
+            f"{s.get('node_type') or 'node'}, broken (Zarr v{s['zarr_format'] or '?'})",
+        )
+        rows.append(("metadata", json.dumps(s["documents"], indent=2, ensure_ascii=False)))
     if s["kind"] == "array":
         rows += [
             ("shape", _dims(s["shape"])),
@@ -179,17 +204,10 @@ def format_summary(s: dict) -> str:
                 f" ({s['compression_ratio']}x compression)" if s.get("compression_ratio") else ""
             )
             rows.append(("stored size", human_size(s["stored_bytes"]) + ratio))
-    else:
+    elif s["kind"] != "broken":
         if s.get("implicit"):
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
-        members = [
-            f"{m['name']}/"
-            if m["kind"] == "group"
-            else f"{m['name']}  (error: {m['error']})"
-            if m["kind"] == "error"
-            else f"{m['name']}  {_dims(m['shape'])} {_member_dtype(m)}"
-            for m in s["members"]
-        ]
+        members = [_member_text(m) for m in s["members"]]
         rows.append(("members", "\n".join(members) if members else "none"))
         for m in s.get("multiscales", []):
             axes = ", ".join(
@@ -205,6 +223,8 @@ def format_summary(s: dict) -> str:
             )
     attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
     rows.append(("attributes", attrs if s["attributes"] else "none"))
+    if s.get("error"):
+        rows.append(("error", " ".join(s["error"].split())))
     width = max(len(k) for k, _ in rows)
     lines = []
     for key, value in rows:

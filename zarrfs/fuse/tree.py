@@ -248,13 +248,18 @@ def build_node_directory(context: NodeContext, node, ome_axes=None):
 def _node_entries(context: NodeContext, node, ome_axes) -> dict:
     if node.kind == "array":
         return _array_entries(context, node, ome_axes)
+    if node.kind == "broken":  # metadata the engine cannot use: what it has, no data files
+        log.warning("/%s: %s", node.path, " ".join(node.error.message.split()))
+        return context.node_files(node)
     return _group_entries(context, node)
 
 
 def _group_entries(context: NodeContext, group) -> dict:
     """A group's children, each opened only when its own directory is first used: a child
-    whose metadata is broken (bad JSON, an unknown codec) or cannot be fetched then fails
-    alone, with EIO and a log line naming it, while its siblings and the group still list."""
+    whose metadata cannot be used holds only ``meta.json``, ``attrs.json`` and ``info.txt``;
+    an array whose codecs cannot be built has its files, whose reads fail with EIO and a log
+    line naming it; a child that cannot be fetched fails alone, with EIO; its siblings and
+    the group still list."""
     ome = ome_axes_by_path(group)
     entries: dict = {
         name: Directory(lambda name=name: _node_entries(context, group[name], ome.get(name)))
