@@ -1,0 +1,324 @@
+"""What the CF conventions and xarray say about an array, parsed once from its attributes.
+
+CF conventions 1.11: section 1.3 / 8.1 "Packed Data" (``scale_factor``, ``add_offset``), 2.5.1
+"Missing data, valid and actual range of data" (``_FillValue``, ``missing_value``,
+``valid_range``/``valid_min``/``valid_max``, compared with the *packed* values), 3.1-3.3
+(``units``, ``long_name``, ``standard_name``), 4.4 (time, in ``cf_time``), 5 "Coordinate Systems"
+(a coordinate variable is a 1-D variable named like its dimension; ``coordinates`` names
+auxiliary ones). xarray's Zarr conventions: v2 arrays name their dimensions in
+``_ARRAY_DIMENSIONS``; in v2 the array's ``fill_value`` is its ``_FillValue``, in v3 the
+``_FillValue`` attribute is (floats base64-encoded as xarray writes them).
+
+Decoding happens on request: ``array[...]`` stays the stored values, :func:`decode` gives the
+CF view. Attributes that do not parse (a string ``scale_factor``, units that do not read as a
+date) never stop a node from opening: the part is left out and named in ``Variable.problems``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cf_time import TimeUnits, TimeUnitsError, decode_times, format_date, parse_time_units
+
+#: elements decoded at a time: the raw block and its float result stay in the CPU's cache
+_BLOCK = 1 << 16
+
+
+def dimension_names_from_attrs(attrs: dict | None, ndim: int) -> tuple[str, ...] | None:
+    """xarray's ``_ARRAY_DIMENSIONS``, when it is a list of ``ndim`` strings (else None)."""
+    names = (attrs or {}).get("_ARRAY_DIMENSIONS")
+    if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    return None
+
+
+@dataclass(frozen=True)
+class Packing:
+    """``decoded = stored * scale_factor + add_offset`` (CF 8.1)."""
+
+    scale_factor: float | None
+    add_offset: float | None
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Stored values that mean "no data": ``_FillValue``/``missing_value``, and values outside
+    ``valid_min``..``valid_max`` (CF 2.5.1)."""
+
+    fill_values: tuple = ()
+    valid_min: float | None = None
+    valid_max: float | None = None
+
+
+@dataclass(frozen=True)
+class Variable:
+    """The CF view of one array."""
+
+    name: str
+    dimensions: tuple[str, ...]
+    stored_dtype: np.dtype
+    units: str | None = None
+    long_name: str | None = None
+    standard_name: str | None = None
+    coordinates: tuple[str, ...] = ()  # the ``coordinates`` attribute (auxiliary coordinates)
+    packing: Packing | None = None
+    masking: Masking | None = None
+    time: TimeUnits | None = None
+    problems: tuple[str, ...] = ()  # attributes left out because they do not parse
+
+    @property
+    def encoded(self) -> bool:
+        """Decoding changes the values (packed, masked or times)."""
+        return bool(self.packing or self.masking or self.time)
+
+    @property
+    def decoded_dtype(self) -> np.dtype:
+        """``datetime64[ns]``/object for times, else the float type xarray picks
+        (``xarray.coding.variables._choose_float_dtype``), else the stored type."""
+        if self.time is not None:
+            return np.dtype("datetime64[ns]" if self.time.in_numpy else object)
+        if not (self.packing or self.masking):
+            return self.stored_dtype
+        return _float_dtype(self.stored_dtype, self.packing)
+
+
+def _float_dtype(stored: np.dtype, packing: Packing | None) -> np.dtype:
+    if packing is not None:  # JSON numbers are doubles, so xarray unpacks to float64
+        return np.dtype(np.float64)
+    if stored.kind == "f" and stored.itemsize <= 4:
+        return np.dtype(np.float32)
+    if stored.kind in "iub" and stored.itemsize <= 2:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def variable(array) -> Variable:
+    """The CF view of an engine ``Array``, from its metadata alone."""
+    attrs = array.attrs
+    dtype = np.dtype(array.dtype)
+    problems: list[str] = []
+    names = array.dimension_names or ()
+    dims = tuple(n if n else f"dim_{k}" for k, n in enumerate(names)) or tuple(
+        f"dim_{k}" for k in range(array.ndim)
+    )
+    packing = _packing(attrs, dtype, problems)
+    masking = _masking(array, attrs, dtype, problems)
+    try:
+        time = parse_time_units(attrs.get("units"), attrs.get("calendar"))
+    except TimeUnitsError as exc:
+        time, _ = None, problems.append(str(exc))
+    if time is not None and dtype.kind not in "iuf":
+        time, _ = None, problems.append(f"time units on a {dtype} array")
+    coordinates = attrs.get("coordinates")
+    return Variable(
+        name=array.name,
+        dimensions=dims,
+        stored_dtype=dtype,
+        units=_text(attrs, "units", problems),
+        long_name=_text(attrs, "long_name", problems),
+        standard_name=_text(attrs, "standard_name", problems),
+        coordinates=tuple(coordinates.split()) if isinstance(coordinates, str) else (),
+        packing=packing,
+        masking=masking,
+        time=time,
+        problems=tuple(problems),
+    )
+
+
+def _text(attrs: dict, name: str, problems: list[str]) -> str | None:
+    value = attrs.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    problems.append(f"{name} {value!r} is not text")
+    return None
+
+
+def _number(attrs: dict, name: str, problems: list[str]) -> float | None:
+    value = attrs.get(name)
+    if isinstance(value, list) and len(value) == 1:  # netCDF-C writes attributes as lists
+        value = value[0]
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    problems.append(f"{name} {value!r} is not a number; left out")
+    return None
+
+
+def _packing(attrs: dict, dtype: np.dtype, problems: list[str]) -> Packing | None:
+    scale = _number(attrs, "scale_factor", problems)
+    offset = _number(attrs, "add_offset", problems)
+    if scale is None and offset is None:
+        return None
+    if dtype.kind not in "iuf":
+        problems.append(f"scale_factor/add_offset on a {dtype} array; left out")
+        return None
+    return Packing(
+        float(scale) if scale is not None else None, float(offset) if offset is not None else None
+    )
+
+
+def _masking(array, attrs: dict, dtype: np.dtype, problems: list[str]) -> Masking | None:
+    if dtype.kind not in "iuf":
+        return None
+    fills = [_fill_attr(attrs.get(name), dtype) for name in ("_FillValue", "missing_value")]
+    values = [v for group in fills for v in group]
+    if "_FillValue" not in attrs and array.zarr_format == 2 and array.dimension_names:
+        stored = array.stored_metadata.get(".zarray", {}).get("fill_value")
+        if stored is not None:  # xarray: a v2 array's fill_value is its _FillValue
+            values.append(array.fill_value.item())
+    low, high = _valid_range(attrs, problems)
+    if not values and low is None and high is None:
+        return None
+    unique = tuple(dict.fromkeys(v for v in values if not (isinstance(v, float) and v != v)))
+    nan = any(isinstance(v, float) and v != v for v in values)
+    return Masking(unique + ((math.nan,) if nan else ()), low, high)
+
+
+def _fill_attr(value, dtype: np.dtype) -> list:
+    """A ``_FillValue``/``missing_value`` attribute as numbers (xarray's v3 base64 for floats)."""
+    if isinstance(value, str) and dtype.kind == "f":
+        try:
+            return [struct.unpack("<d", base64.standard_b64decode(value))[0]]
+        except (ValueError, struct.error):
+            return [float(value)] if value in ("NaN", "Infinity", "-Infinity") else []
+    items = value if isinstance(value, list) else [value]
+    return [float(v) if dtype.kind == "f" else v for v in items if _is_number(v)]
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valid_range(attrs: dict, problems: list[str]) -> tuple[float | None, float | None]:
+    pair = attrs.get("valid_range")
+    if pair is not None:
+        if isinstance(pair, list) and len(pair) == 2 and all(_is_number(v) for v in pair):
+            return pair[0], pair[1]
+        problems.append(f"valid_range {pair!r} is not two numbers; left out")
+    return _number(attrs, "valid_min", problems), _number(attrs, "valid_max", problems)
+
+
+def decode(var: Variable, stored: np.ndarray) -> np.ndarray:
+    """Stored values to the CF view: masked values NaN (NaT/None for times), unpacked, and
+    times as dates. Bit for bit what xarray's decoding gives (except ``valid_range``, which
+    xarray does not apply). Works a block at a time to stay in the CPU's cache."""
+    if not var.encoded:
+        return stored
+    numbers_dtype = _float_dtype(var.stored_dtype, var.packing) if var.time is None else None
+    if var.time is not None:
+        numbers_dtype = np.dtype(np.float64) if (var.packing or var.masking) else var.stored_dtype
+    stored = np.ascontiguousarray(stored)
+    out = np.empty(stored.shape, dtype=numbers_dtype)
+    flat_in, flat_out = stored.reshape(-1), out.reshape(-1)
+    for start in range(0, flat_in.size, _BLOCK):
+        _decode_numbers(var, flat_in[start : start + _BLOCK], flat_out[start : start + _BLOCK])
+    return decode_times(out, var.time) if var.time is not None else out
+
+
+def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
+    out[...] = raw
+    if var.masking is not None:
+        missing = _missing(var.masking, raw)
+        if missing is not None:
+            out[missing] = np.nan
+    if var.packing is not None:
+        if var.packing.scale_factor is not None:
+            out *= var.packing.scale_factor
+        if var.packing.add_offset is not None:
+            out += var.packing.add_offset
+
+
+def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
+    missing = None
+    for value in masking.fill_values:
+        hit = np.isnan(raw) if value != value else raw == value
+        missing = hit if missing is None else missing | hit
+    if masking.valid_min is not None:
+        below = raw < masking.valid_min
+        missing = below if missing is None else missing | below
+    if masking.valid_max is not None:
+        above = raw > masking.valid_max
+        missing = above if missing is None else missing | above
+    return missing
+
+
+def read_decoded(array, selection=..., var: Variable | None = None) -> np.ndarray:
+    """``array.read(selection)``, decoded."""
+    return decode(var or variable(array), array.read(selection))
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """A coordinate variable (CF 5): a 1-D array named like its dimension."""
+
+    name: str
+    size: int
+    variable: Variable
+    first: object  # decoded value (a date for times)
+    last: object
+
+    def text(self, value) -> str:
+        return format_value(value)
+
+
+def format_value(value) -> str:
+    """A decoded coordinate value as short text: dates ISO ("2000-01-05"), numbers ``%g``-like
+    ("850", "-89.5")."""
+    if value is None or isinstance(value, np.datetime64) or hasattr(value, "calendar"):
+        return format_date(value)
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if value != value else repr(float(value)).removesuffix(".0")
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def coordinate_arrays(group, dimensions) -> dict[str, object]:
+    """``{dimension: array}`` for each dimension that has a coordinate variable in ``group``."""
+    found: dict[str, object] = {}
+    if group is None:
+        return found
+    for dim in dict.fromkeys(dimensions):
+        try:
+            node = group[dim] if dim in group.keys() else None
+        except Exception:  # noqa: BLE001 - a broken sibling only loses its coordinates
+            continue
+        if node is not None and node.kind == "array" and node.ndim == 1:
+            if (node.dimension_names or (dim,))[0] == dim:
+                found[dim] = node
+    return found
+
+
+def coordinate(array) -> Coordinate:
+    """A coordinate variable with its first and last decoded values (two elements read)."""
+    var = variable(array)
+    n = array.shape[0]
+    ends = decode(var, array.read(slice(0, n, max(n - 1, 1)))) if n else np.empty(0)
+    return Coordinate(array.name, n, var, ends[0] if n else None, ends[-1] if n else None)
+
+
+def coordinate_labels(array) -> tuple[str, ...] | None:
+    """Every decoded value of a 1-D coordinate as text, or None when two share a text (so the
+    texts can name folders) or the values cannot be read as numbers or dates."""
+    values = read_decoded(array)
+    labels = tuple(format_value(v) for v in values)
+    return labels if len(set(labels)) == len(labels) else None
+
+
+__all__ = [
+    "Coordinate",
+    "Masking",
+    "Packing",
+    "TimeUnits",
+    "Variable",
+    "coordinate",
+    "coordinate_arrays",
+    "coordinate_labels",
+    "decode",
+    "dimension_names_from_attrs",
+    "format_value",
+    "read_decoded",
+    "variable",
+]
