@@ -61,11 +61,20 @@ def write_xarray(
     return path
 
 
-CDL = """netcdf climate {
+#: where ``ta`` holds the fill value -999 (time 1, level 0, lat 1, lon 0)
+TA_FILL_AT = (1, 0, 1, 0)
+
+
+def _cdl() -> str:
+    values = [str(v) for v in range(1, 121)]
+    values[int(np.ravel_multi_index(TA_FILL_AT, (4, 3, 5, 2)))] = "-999"
+    return (
+        """netcdf climate {
 dimensions:
     time = 4 ;
     level = 3 ;
     lat = 5 ;
+    lon = 2 ;
 variables:
     double time(time) ;
         time:units = "hours since 2001-02-03 04:00:00" ;
@@ -74,7 +83,9 @@ variables:
         level:units = "hPa" ;
     float lat(lat) ;
         lat:units = "degrees_north" ;
-    short ta(time, level, lat) ;
+    float lon(lon) ;
+        lon:units = "degrees_east" ;
+    short ta(time, level, lat, lon) ;
         ta:units = "K" ;
         ta:long_name = "air temperature" ;
         ta:scale_factor = 0.5 ;
@@ -84,12 +95,13 @@ data:
     time = 0, 6, 12, 18 ;
     level = 1000, 850, 500 ;
     lat = -60, -30, 0, 30, 60 ;
-    ta = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-         16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
-         31, 32, -999, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45,
-         46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60 ;
+    lon = 10.5, 20.5 ;
+    ta = """
+        + ", ".join(values)
+        + """ ;
 }
 """
+    )
 
 
 def netcdf_tools() -> bool:
@@ -97,10 +109,11 @@ def netcdf_tools() -> bool:
 
 
 def write_nczarr(tmp_path: Path, mode: str = "nczarr") -> Path:
-    """``ncgen`` a netCDF-4 file from :data:`CDL`, ``nccopy`` it to Zarr with NCZarr's ``mode``
+    """``ncgen`` a netCDF-4 file (``ta`` (time, level, lat, lon) packed int16, 360_day times),
+    ``nccopy`` it to Zarr with NCZarr's ``mode``
     ("nczarr": netCDF-C's own layout, "zarr": pure Zarr v2 with ``_ARRAY_DIMENSIONS``)."""
     cdl = tmp_path / "climate.cdl"
-    cdl.write_text(CDL)
+    cdl.write_text(_cdl())
     nc = tmp_path / "climate.nc"
     subprocess.run(["ncgen", "-4", "-o", str(nc), str(cdl)], check=True, capture_output=True)
     out = tmp_path / f"climate-{mode}.zarr"

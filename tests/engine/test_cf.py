@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import zarrfs.engine as engine
-from tests.cf_stores import netcdf_tools, write_nczarr, write_xarray
+from tests.cf_stores import TA_FILL_AT, netcdf_tools, write_nczarr, write_xarray
 from zarrfs.engine import cf
 
 xr = pytest.importorskip("xarray")
@@ -71,12 +71,13 @@ def test_nczarr_stores(tmp_path, mode):
     url = write_nczarr(tmp_path, mode)
     group = engine.open(str(url))
     ta = group["ta"]
-    assert ta.dimension_names == ("time", "level", "lat")
+    assert ta.dimension_names == ("time", "level", "lat", "lon")
     ds = xr.open_zarr(str(url), consolidated=False)
-    for name in ("ta", "time", "level", "lat"):
+    for name in ("ta", "time", "level", "lat", "lon"):
         assert _same(cf.read_decoded(group[name]), ds[name].values), name
     decoded = cf.read_decoded(ta)
-    assert decoded[0, 0, 0] == 200.5 and np.isnan(decoded[2, 0, 2])  # -999 is the fill
+    assert decoded[0, 0, 0, 0] == 200.5 and np.isnan(decoded[TA_FILL_AT])  # -999 is the fill
+    assert np.isnan(decoded).sum() == 1
     dates = cf.read_decoded(group["time"])
     assert [cf.format_value(d) for d in dates] == [
         "2001-02-03T04:00:00",
