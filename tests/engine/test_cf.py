@@ -195,3 +195,17 @@ def test_summary_shows_the_cf_view(tmp_path):
     time_summary = engine.summary(engine.open(str(url))["time"])["cf"]
     assert time_summary["time"]["calendar"] == "noleap"
     assert time_summary["time"]["first"] == "2000-01-01"
+
+
+def test_read_decoded_into_a_reused_array(tmp_path):
+    url = write_xarray(tmp_path / "c.zarr", 3)
+    tas = engine.open(str(url))["tas"]
+    expected = xr.open_zarr(str(url)).tas.values
+    out = np.full((18, 18), 7.0)
+    assert cf.read_decoded(tas, (5, slice(None), slice(None)), out=out) is out
+    assert np.array_equal(out, expected[5], equal_nan=True)
+    assert np.array_equal(
+        cf.read_decoded(tas, (slice(None, None, -3), 4)), expected[::-3, 4], equal_nan=True
+    )
+    with pytest.raises(ValueError, match="out must be float64"):
+        cf.read_decoded(tas, 5, out=np.empty((18, 18), np.float32))

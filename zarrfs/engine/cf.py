@@ -220,35 +220,67 @@ def decode(var: Variable, stored: np.ndarray) -> np.ndarray:
 
 
 def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
-    out[...] = raw
+    """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the same
+    bits as unpacking first: a masked value is NaN either way."""
+    np.copyto(out, raw, casting="unsafe")
+    if var.packing is not None:
+        if var.packing.scale_factor is not None:
+            np.multiply(out, var.packing.scale_factor, out=out)
+        if var.packing.add_offset is not None:
+            np.add(out, var.packing.add_offset, out=out)
     if var.masking is not None:
         missing = _missing(var.masking, raw)
         if missing is not None:
-            out[missing] = np.nan
-    if var.packing is not None:
-        if var.packing.scale_factor is not None:
-            out *= var.packing.scale_factor
-        if var.packing.add_offset is not None:
-            out += var.packing.add_offset
+            np.copyto(out, np.nan, where=missing)
 
 
 def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
+    """Where ``raw`` holds a missing value; None when nowhere. A NaN fill needs no mask (NaN
+    stays NaN through unpacking). The range of the values (``fmin``/``fmax`` skip NaN) rules
+    out most chunks, which hold no missing value, before any comparison is made."""
+    if raw.size == 0:
+        return None
+    low, high = np.fmin.reduce(raw, axis=None), np.fmax.reduce(raw, axis=None)
+    tests = [(np.equal, v) for v in masking.fill_values if v == v and low <= v <= high]
+    if masking.valid_min is not None and low < masking.valid_min:
+        tests.append((np.less, masking.valid_min))
+    if masking.valid_max is not None and high > masking.valid_max:
+        tests.append((np.greater, masking.valid_max))
     missing = None
-    for value in masking.fill_values:
-        hit = np.isnan(raw) if value != value else raw == value
-        missing = hit if missing is None else missing | hit
-    if masking.valid_min is not None:
-        below = raw < masking.valid_min
-        missing = below if missing is None else missing | below
-    if masking.valid_max is not None:
-        above = raw > masking.valid_max
-        missing = above if missing is None else missing | above
+    for compare, value in tests:
+        hit = compare(raw, value)
+        missing = hit if missing is None else np.logical_or(missing, hit, out=missing)
     return missing
 
 
-def read_decoded(array, selection=..., var: Variable | None = None) -> np.ndarray:
-    """``array.read(selection)``, decoded."""
-    return decode(var or variable(array), array.read(selection))
+def read_decoded(
+    array, selection=..., var: Variable | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """``array.read(selection)``, decoded (into ``out`` when given: a viewer that reuses its
+    buffer saves the page faults of a new one). Numbers are decoded chunk by chunk in the
+    engine's decode workers as each chunk lands (``Array.submit``'s ``on_chunk``), so
+    unpacking runs on every core and overlaps decompression."""
+    var = var or variable(array)
+    if not var.encoded or var.time is not None:
+        result = decode(var, array.read(selection))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    shape = np.broadcast_to(np.empty((), np.bool_), tuple(array.shape))[selection].shape
+    stored = np.empty(shape, dtype=array.dtype)
+    if out is None:
+        out = np.empty(shape, dtype=var.decoded_dtype)
+    elif out.shape != shape or out.dtype != var.decoded_dtype:
+        raise ValueError(f"out must be {var.decoded_dtype} of shape {shape}")
+
+    def on_chunk(event) -> None:
+        if event.status != "failed":  # a failed read raises from result() below
+            where = (*event.out_selection, ...)
+            _decode_numbers(var, stored[where], out[where])
+
+    array.submit(selection, on_chunk=on_chunk, out=stored).result()
+    return out
 
 
 @dataclass(frozen=True)
