@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import math
 import struct
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,19 +220,36 @@ def decode(var: Variable, stored: np.ndarray) -> np.ndarray:
     return decode_times(out, var.time) if var.time is not None else out
 
 
+_scratch = threading.local()
+
+
+def _scratch_for(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A contiguous buffer of this thread's, reused from chunk to chunk."""
+    size = math.prod(shape)
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.dtype != dtype or buffer.size < size:
+        buffer = _scratch.buffer = np.empty(size, dtype=dtype)
+    return buffer[:size].reshape(shape)
+
+
 def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
     """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the same
-    bits as unpacking first: a masked value is NaN either way."""
-    np.copyto(out, raw, casting="unsafe")
+    bits as unpacking first: a masked value is NaN either way. Unpacking runs in a contiguous
+    scratch buffer (in-place arithmetic on a chunk's strided region of a wide plane is twice
+    as slow), the last step writing into ``out``."""
+    work = out if out.flags.c_contiguous else _scratch_for(out.shape, out.dtype)
+    np.copyto(work, raw, casting="unsafe")
     if var.packing is not None:
         if var.packing.scale_factor is not None:
-            np.multiply(out, var.packing.scale_factor, out=out)
+            np.multiply(work, var.packing.scale_factor, out=work)
         if var.packing.add_offset is not None:
-            np.add(out, var.packing.add_offset, out=out)
+            np.add(work, var.packing.add_offset, out=work)
     if var.masking is not None:
         missing = _missing(var.masking, raw)
         if missing is not None:
-            np.copyto(out, np.nan, where=missing)
+            np.copyto(work, np.nan, where=missing)
+    if work is not out:
+        np.copyto(out, work)
 
 
 def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
