@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import math
 import struct
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,59 +202,60 @@ def _valid_range(attrs: dict, problems: list[str]) -> tuple[float | None, float 
     return _number(attrs, "valid_min", problems), _number(attrs, "valid_max", problems)
 
 
-def decode(var: Variable, stored: np.ndarray) -> np.ndarray:
+def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Stored values to the CF view: masked values NaN (NaT/None for times), unpacked, and
     times as dates. Bit for bit what xarray's decoding gives (except ``valid_range``, which
-    xarray does not apply). Works a block at a time to stay in the CPU's cache."""
+    xarray does not apply). Works a block at a time, so that each block's stored values and
+    result stay in the CPU's cache through every step."""
     if not var.encoded:
-        return stored
-    numbers_dtype = _float_dtype(var.stored_dtype, var.packing) if var.time is None else None
+        return _into(out, stored)
     if var.time is not None:
         numbers_dtype = np.dtype(np.float64) if (var.packing or var.masking) else var.stored_dtype
+    else:
+        numbers_dtype = var.decoded_dtype
     stored = np.ascontiguousarray(stored)
-    out = np.empty(stored.shape, dtype=numbers_dtype)
-    flat_in, flat_out = stored.reshape(-1), out.reshape(-1)
+    target = out if var.time is None else None
+    if target is None:
+        target = np.empty(stored.shape, dtype=numbers_dtype)
+    elif target.shape != stored.shape or target.dtype != numbers_dtype:
+        raise ValueError(f"out must be {numbers_dtype} of shape {stored.shape}")
+    flat_in = stored.reshape(-1)
+    flat_out = (
+        target.reshape(-1) if target.flags.c_contiguous else np.empty_like(flat_in, numbers_dtype)
+    )
     for start in range(0, flat_in.size, _BLOCK):
         _decode_numbers(var, flat_in[start : start + _BLOCK], flat_out[start : start + _BLOCK])
-    return decode_times(out, var.time) if var.time is not None else out
+    if not target.flags.c_contiguous:
+        target[...] = flat_out.reshape(target.shape)
+    return _into(out, decode_times(target, var.time)) if var.time is not None else target
 
 
-_scratch = threading.local()
-
-
-def _scratch_for(shape: tuple, dtype: np.dtype) -> np.ndarray:
-    """A contiguous buffer of this thread's, reused from chunk to chunk."""
-    size = math.prod(shape)
-    buffer = getattr(_scratch, "buffer", None)
-    if buffer is None or buffer.dtype != dtype or buffer.size < size:
-        buffer = _scratch.buffer = np.empty(size, dtype=dtype)
-    return buffer[:size].reshape(shape)
+def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    if out is None:
+        return values
+    out[...] = values
+    return out
 
 
 def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
     """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the same
-    bits as unpacking first: a masked value is NaN either way. Unpacking runs in a contiguous
-    scratch buffer (in-place arithmetic on a chunk's strided region of a wide plane is twice
-    as slow), the last step writing into ``out``."""
-    work = out if out.flags.c_contiguous else _scratch_for(out.shape, out.dtype)
-    np.copyto(work, raw, casting="unsafe")
+    bits as unpacking first: a masked value is NaN either way."""
+    np.copyto(out, raw, casting="unsafe")
     if var.packing is not None:
         if var.packing.scale_factor is not None:
-            np.multiply(work, var.packing.scale_factor, out=work)
+            np.multiply(out, var.packing.scale_factor, out=out)
         if var.packing.add_offset is not None:
-            np.add(work, var.packing.add_offset, out=work)
+            np.add(out, var.packing.add_offset, out=out)
     if var.masking is not None:
         missing = _missing(var.masking, raw)
         if missing is not None:
-            np.copyto(work, np.nan, where=missing)
-    if work is not out:
-        np.copyto(out, work)
+            np.copyto(out, np.nan, where=missing)
 
 
 def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
     """Where ``raw`` holds a missing value; None when nowhere. A NaN fill needs no mask (NaN
     stays NaN through unpacking). The range of the values (``fmin``/``fmax`` skip NaN) rules
-    out most chunks, which hold no missing value, before any comparison is made."""
+    out most blocks, which hold no missing value, before any comparison is made."""
     if raw.size == 0:
         return None
     low, high = np.fmin.reduce(raw, axis=None), np.fmax.reduce(raw, axis=None)
@@ -275,30 +275,9 @@ def read_decoded(
     array, selection=..., var: Variable | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
     """``array.read(selection)``, decoded (into ``out`` when given: a viewer that reuses its
-    buffer saves the page faults of a new one). Numbers are decoded chunk by chunk in the
-    engine's decode workers as each chunk lands (``Array.submit``'s ``on_chunk``), so
-    unpacking runs on every core and overlaps decompression."""
+    buffer saves the page faults of a new one)."""
     var = var or variable(array)
-    if not var.encoded or var.time is not None:
-        result = decode(var, array.read(selection))
-        if out is None:
-            return result
-        out[...] = result
-        return out
-    shape = np.broadcast_to(np.empty((), np.bool_), tuple(array.shape))[selection].shape
-    stored = np.empty(shape, dtype=array.dtype)
-    if out is None:
-        out = np.empty(shape, dtype=var.decoded_dtype)
-    elif out.shape != shape or out.dtype != var.decoded_dtype:
-        raise ValueError(f"out must be {var.decoded_dtype} of shape {shape}")
-
-    def on_chunk(event) -> None:
-        if event.status != "failed":  # a failed read raises from result() below
-            where = (*event.out_selection, ...)
-            _decode_numbers(var, stored[where], out[where])
-
-    array.submit(selection, on_chunk=on_chunk, out=stored).result()
-    return out
+    return decode(var, array.read(selection), out)
 
 
 @dataclass(frozen=True)
