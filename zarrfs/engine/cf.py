@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cf_time import TimeUnits, TimeUnitsError, decode_times, format_date, parse_time_units
+from .errors import ZarrfsError
 
 #: elements decoded at a time: the raw block and its float result stay in the CPU's cache
 _BLOCK = 1 << 16
@@ -290,9 +291,6 @@ class Coordinate:
     first: object  # decoded value (a date for times)
     last: object
 
-    def text(self, value) -> str:
-        return format_value(value)
-
 
 def format_value(value) -> str:
     """A decoded coordinate value as short text: dates ISO ("2000-01-05"), numbers ``%g``-like
@@ -312,7 +310,7 @@ def coordinate_arrays(group, dimensions) -> dict[str, object]:
     for dim in dict.fromkeys(dimensions):
         try:
             node = group[dim] if dim in group.keys() else None
-        except Exception:  # noqa: BLE001 - a broken sibling only loses its coordinates
+        except ZarrfsError:  # a broken sibling only loses its coordinates
             continue
         if node is not None and node.kind == "array" and node.ndim == 1:
             if (node.dimension_names or (dim,))[0] == dim:
@@ -329,8 +327,8 @@ def coordinate(array) -> Coordinate:
 
 
 def coordinate_labels(array) -> tuple[str, ...] | None:
-    """Every decoded value of a 1-D coordinate as text, or None when two share a text (so the
-    texts can name folders) or the values cannot be read as numbers or dates."""
+    """Every decoded value of a 1-D coordinate as text (reads it whole), or None when two
+    share a text: the texts name folders."""
     values = read_decoded(array)
     labels = tuple(format_value(v) for v in values)
     return labels if len(set(labels)) == len(labels) else None
