@@ -33,6 +33,8 @@ def test_the_entry_point_is_registered_in_pyproject():
     target = project["entry-points"]["xarray.backends"]["zarrfs"]
     module, _, name = target.partition(":")
     assert getattr(importlib.import_module(module), name) is ZarrfsBackendEntrypoint
+    # installed, it must not take .zarr paths from xarray's own engine unasked
+    assert not ZarrfsBackendEntrypoint().guess_can_open("/data/x.zarr")
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])

@@ -143,8 +143,9 @@ class ZarrfsBackendEntrypoint(BackendEntrypoint):
         return dataset.set_coords(coord_names.intersection(variables))
 
     def guess_can_open(self, filename_or_obj) -> bool:
-        text = str(filename_or_obj).rstrip("/")
-        return text.endswith((".zarr", ".zarr.zip")) or "::" in text
+        """Never: installing zarrfs must not change which engine ``open_dataset`` picks for a
+        ``.zarr`` path; ask for ``engine="zarrfs"``."""
+        return False
 
 
 def _arrays(group) -> list:
