@@ -122,3 +122,26 @@ def test_decode_times_false_keeps_the_numbers(tmp_path):
     ds = _open(url, decode_times=False)
     assert ds.time.dtype.kind in "iu" and ds.time.attrs["calendar"] == "360_day"
     assert _open(url).time.values[1].calendar == "360_day"
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"scale_factor": "0.5"},
+        {"units": "days since never"},
+        {"_FillValue": "none", "add_offset": [1, 2]},
+    ],
+)
+def test_malformed_cf_attributes_open_with_the_stored_values(tmp_path, attrs):
+    import zarr
+
+    data = np.arange(6, dtype="i2").reshape(2, 3)
+    z = zarr.create_array(
+        str(tmp_path / "bad.zarr"), shape=data.shape, dtype="i2", zarr_format=2, fill_value=None
+    )
+    z[...] = data
+    z.attrs.update({**attrs, "long_name": "kept", "_ARRAY_DIMENSIONS": ["y", "x"]})
+    ds = _open(tmp_path / "bad.zarr")
+    assert np.array_equal(ds["data"].values, data)
+    assert ds["data"].attrs == {"long_name": "kept"}
+    assert ds["data"].encoding["zarrfs_malformed_attributes"] == attrs

@@ -9,6 +9,9 @@ when sharded), so with ``chunks={}`` the Dask chunks follow the Zarr chunks.
 What the stored attributes mean (dimension names, which fill value masks) comes from
 ``zarrfs.engine.cf``; the decoding itself is xarray's own (``decode_cf_variables``), so that
 ``mask_and_scale``, ``decode_times``, ``use_cftime`` and the rest behave as with any backend.
+Attributes ``engine.cf`` cannot parse (a string ``scale_factor``, units "days since never")
+would make xarray's decoding raise: they are logged and kept aside in
+``encoding["zarrfs_malformed_attributes"]``, and the variable opens with its stored values.
 Registered as the ``xarray.backends`` entry point ``zarrfs`` (``pyproject.toml``).
 """
 
@@ -71,6 +74,9 @@ class ZarrfsBackendArray(BackendArray):
 def _variable(url: str, options: dict, array) -> Variable:
     var = engine.cf.variable(array)
     attrs = {k: v for k, v in array.attrs.items() if k not in _STORAGE_ATTRS}
+    for problem in var.problems:  # xarray's decoding would raise on them: the raw view stays
+        log.warning("zarrfs: %s: %s", array.path or array.url, problem)
+    malformed = {name: attrs.pop(name) for name in var.ignored if name in attrs}
     if var.masking is not None and var.masking.fill_values:  # the fill that masks, as a number
         attrs["_FillValue"] = var.masking.fill_values[0]
         if len(var.masking.fill_values) > 1 and "missing_value" not in attrs:
@@ -84,6 +90,8 @@ def _variable(url: str, options: dict, array) -> Variable:
         "preferred_chunks": dict(zip(var.dimensions, chunks, strict=True)),
         "source": array.url,
     }
+    if malformed:
+        encoding["zarrfs_malformed_attributes"] = malformed
     return Variable(var.dimensions, lazy, attrs, encoding)
 
 

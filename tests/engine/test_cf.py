@@ -114,21 +114,31 @@ def test_valid_range_and_missing_value_are_masked(tmp_path):
     assert decoded.dtype == np.float64
 
 
-@pytest.mark.parametrize(
-    "attrs, problem",
-    [
-        ({"scale_factor": "0.5"}, "scale_factor '0.5' is not a number"),
-        ({"units": "days since yesterday"}, "do not read as '<unit> since <date>'"),
-        ({"units": "days since 2000-01-01", "calendar": "martian"}, "unknown calendar"),
-        ({"valid_range": [1]}, "valid_range [1] is not two numbers"),
-        ({"units": 5}, "units 5 is not text"),
-    ],
-)
-def test_malformed_attributes_leave_the_raw_view(tmp_path, attrs, problem):
+MALFORMED = [
+    ({"scale_factor": "0.5"}, "scale_factor '0.5' is not a number", {"scale_factor"}),
+    (
+        {"units": "days since yesterday"},
+        "do not read as '<unit> since <date>'",
+        {"units", "calendar"},
+    ),
+    (
+        {"units": "days since 2000-01-01", "calendar": "martian"},
+        "unknown calendar",
+        {"units", "calendar"},
+    ),
+    ({"valid_range": [1]}, "valid_range [1] is not two numbers", {"valid_range"}),
+    ({"units": 5}, "units 5 is not text", {"units"}),
+    ({"_FillValue": "none"}, "_FillValue 'none' is not a int16 value", {"_FillValue"}),
+]
+
+
+@pytest.mark.parametrize("attrs, problem, ignored", MALFORMED)
+def test_malformed_attributes_leave_the_raw_view(tmp_path, attrs, problem, ignored):
     data = np.arange(6, dtype=np.int16).reshape(2, 3)
     array = _v2_array(tmp_path, attrs, data)
     var = cf.variable(array)
     assert any(problem in p for p in var.problems), var.problems
+    assert set(var.ignored) == ignored
     assert np.array_equal(array[...], data)
     decoded = cf.read_decoded(array, var=var)
     assert np.array_equal(decoded, data)  # nothing that parsed changes the values

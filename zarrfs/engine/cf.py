@@ -70,7 +70,8 @@ class Variable:
     packing: Packing | None = None
     masking: Masking | None = None
     time: TimeUnits | None = None
-    problems: tuple[str, ...] = ()  # attributes left out because they do not parse
+    problems: tuple[str, ...] = ()  # what was left out because it does not parse, and why
+    ignored: tuple[str, ...] = ()  # the names of the attributes left out
 
     @property
     def encoded(self) -> bool:
@@ -102,7 +103,7 @@ def variable(array) -> Variable:
     """The CF view of an engine ``Array``, from its metadata alone."""
     attrs = array.attrs
     dtype = np.dtype(array.dtype)
-    problems: list[str] = []
+    problems = _Problems()
     names = array.dimension_names or ()
     dims = tuple(n if n else f"dim_{k}" for k, n in enumerate(names)) or tuple(
         f"dim_{k}" for k in range(array.ndim)
@@ -112,9 +113,9 @@ def variable(array) -> Variable:
     try:
         time = parse_time_units(attrs.get("units"), attrs.get("calendar"))
     except TimeUnitsError as exc:
-        time, _ = None, problems.append(str(exc))
+        time, _ = None, problems.add(str(exc), "units", "calendar")
     if time is not None and dtype.kind not in "iuf":
-        time, _ = None, problems.append(f"time units on a {dtype} array")
+        time, _ = None, problems.add(f"time units on a {dtype} array", "units", "calendar")
     coordinates = attrs.get("coordinates")
     return Variable(
         name=array.name,
@@ -127,46 +128,64 @@ def variable(array) -> Variable:
         packing=packing,
         masking=masking,
         time=time,
-        problems=tuple(problems),
+        problems=tuple(problems.messages),
+        ignored=tuple(dict.fromkeys(problems.names)),
     )
 
 
-def _text(attrs: dict, name: str, problems: list[str]) -> str | None:
+class _Problems:
+    """Attributes left out, by name, and why."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.names: list[str] = []
+
+    def add(self, message: str, *names: str) -> None:
+        self.messages.append(message)
+        self.names.extend(names)
+
+
+def _text(attrs: dict, name: str, problems: _Problems) -> str | None:
     value = attrs.get(name)
     if value is None or isinstance(value, str):
         return value
-    problems.append(f"{name} {value!r} is not text")
+    problems.add(f"{name} {value!r} is not text", name)
     return None
 
 
-def _number(attrs: dict, name: str, problems: list[str]) -> float | None:
+def _number(attrs: dict, name: str, problems: _Problems) -> float | None:
     value = attrs.get(name)
     if isinstance(value, list) and len(value) == 1:  # netCDF-C writes attributes as lists
         value = value[0]
     if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
         return value
-    problems.append(f"{name} {value!r} is not a number; left out")
+    problems.add(f"{name} {value!r} is not a number; left out", name)
     return None
 
 
-def _packing(attrs: dict, dtype: np.dtype, problems: list[str]) -> Packing | None:
+def _packing(attrs: dict, dtype: np.dtype, problems: _Problems) -> Packing | None:
     scale = _number(attrs, "scale_factor", problems)
     offset = _number(attrs, "add_offset", problems)
     if scale is None and offset is None:
         return None
     if dtype.kind not in "iuf":
-        problems.append(f"scale_factor/add_offset on a {dtype} array; left out")
+        message = f"scale_factor/add_offset on a {dtype} array; left out"
+        problems.add(message, "scale_factor", "add_offset")
         return None
     return Packing(
         float(scale) if scale is not None else None, float(offset) if offset is not None else None
     )
 
 
-def _masking(array, attrs: dict, dtype: np.dtype, problems: list[str]) -> Masking | None:
+def _masking(array, attrs: dict, dtype: np.dtype, problems: _Problems) -> Masking | None:
     if dtype.kind not in "iuf":
         return None
-    fills = [_fill_attr(attrs.get(name), dtype) for name in ("_FillValue", "missing_value")]
-    values = [v for group in fills for v in group]
+    values = []
+    for name in ("_FillValue", "missing_value"):
+        parsed = _fill_attr(attrs.get(name), dtype)
+        if attrs.get(name) is not None and not parsed:
+            problems.add(f"{name} {attrs[name]!r} is not a {dtype} value; left out", name)
+        values += parsed
     if "_FillValue" not in attrs and array.zarr_format == 2 and array.dimension_names:
         stored = array.stored_metadata.get(".zarray", {}).get("fill_value")
         if stored is not None:  # xarray: a v2 array's fill_value is its _FillValue
@@ -194,12 +213,12 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _valid_range(attrs: dict, problems: list[str]) -> tuple[float | None, float | None]:
+def _valid_range(attrs: dict, problems: _Problems) -> tuple[float | None, float | None]:
     pair = attrs.get("valid_range")
     if pair is not None:
         if isinstance(pair, list) and len(pair) == 2 and all(_is_number(v) for v in pair):
             return pair[0], pair[1]
-        problems.append(f"valid_range {pair!r} is not two numbers; left out")
+        problems.add(f"valid_range {pair!r} is not two numbers; left out", "valid_range")
     return _number(attrs, "valid_min", problems), _number(attrs, "valid_max", problems)
 
 
