@@ -86,11 +86,26 @@ def _open(args):
     return engine.open(args.url, **from_args(args))
 
 
+def _parent_group(args, node):
+    """The group above an array opened by its own URL, for its CF coordinates; None when the
+    URL has no parent that is a group (or is an fsspec chain, whose parent is not a suffix)."""
+    import zarrfs.engine as engine
+
+    url = args.url.rstrip("/")
+    if node.kind != "array" or node.path or "::" in url or "/" not in url.split("://")[-1]:
+        return None
+    try:
+        parent = engine.open(url.rpartition("/")[0], **from_args(args))
+    except engine.ZarrfsError:
+        return None
+    return parent if parent.kind == "group" else None
+
+
 def cmd_info(args) -> int:
     from zarrfs.engine import format_summary, summary
 
     node = _open(args)
-    s = summary(node, stored_size=args.stored_size)
+    s = summary(node, stored_size=args.stored_size, group=_parent_group(args, node))
     if args.json:
         print(json.dumps(s, indent=2, ensure_ascii=False, default=str))
     else:

@@ -74,6 +74,13 @@ Process-wide
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
+    ``cf``: what the CF conventions and xarray say about an array, parsed once from its
+    attributes (``cf.variable(array) -> CFVariable``: dimensions, units, long_name,
+    standard_name, ``Packing``, ``Masking``, ``TimeUnits``, problems with attributes that do
+    not parse); ``read_decoded(array, selection)`` the CF-decoded values (the raw ones stay
+    what ``array[...]`` returns); ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
+    ``cf.coordinate_labels``. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    metadata has none.
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -81,8 +88,11 @@ Process-wide
 Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
 
+from . import cf
 from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
+from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
+from .cf import Variable as CFVariable
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -117,6 +127,13 @@ def reset_stats() -> None:
 
 __all__ = [
     "Array",
+    "CFVariable",
+    "Coordinate",
+    "Masking",
+    "Packing",
+    "TimeUnits",
+    "cf",
+    "read_decoded",
     "Axis",
     "Broken",
     "Dataset",

@@ -306,6 +306,15 @@ class Node:
         return self.metadata.document
 
     @property
+    def parent(self) -> Group | None:
+        """The group holding this node; None for the node that was opened."""
+        if not self.path:
+            return None
+        path = self.path.rpartition("/")[0]
+        meta = self._hierarchy.metadata(path)
+        return _node(self._hierarchy, path, meta) if isinstance(meta, GroupMetadata) else None
+
+    @property
     def implicit(self) -> bool:
         return isinstance(self.metadata, GroupMetadata) and self.metadata.implicit
 

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import codecs_builtin, codecs_numcodecs, sharding  # noqa: F401 - register the codecs
+from .cf import dimension_names_from_attrs
 from .codecs import CodecChain, CodecSource, v3_codec_source
 from .dtypes import DataType, parse_fill_value, parse_v3_data_type
 from .errors import MetadataError, UnsupportedError, ZarrfsError
@@ -297,7 +298,9 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
         chunk_key_encoding=_chunk_key_encoding(doc, path),
         fill_value=parse_fill_value(fill_value, data_type, 3, path=path),
         codec_source=v3_codec_source(codec_entries, path=path),
-        dimension_names=tuple(names) if names is not None else None,
+        dimension_names=tuple(names)
+        if names is not None
+        else dimension_names_from_attrs(_attributes(doc, path), len(shape)),
         attributes=_attributes(doc, path),
         document={"zarr.json": doc},
     )

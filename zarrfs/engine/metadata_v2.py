@@ -7,6 +7,7 @@ the flat result the chunk's shape, stored dtype and memory order (``"C"`` or ``"
 
 from __future__ import annotations
 
+from .cf import dimension_names_from_attrs
 from .codecs import CodecChain, CodecSource
 from .codecs_builtin import V2Layout
 from .codecs_numcodecs import v2_codec
@@ -93,6 +94,7 @@ def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
         fill_value=parse_fill_value(doc["fill_value"], data_type, 2, path=path),
         codec_source=CodecSource(listed, build, path),
         order=order,
+        dimension_names=dimension_names_from_attrs(attrs, len(shape)),
         attributes=attrs or {},
         document=document,
     )

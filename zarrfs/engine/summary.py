@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .cf_summary import cf_rows, cf_summary
 from .errors import ZarrfsError
 from .ome import multiscales
 from .sizes import human_size
@@ -116,8 +117,10 @@ def _group(node) -> dict:
     return out
 
 
-def summary(node, *, stored_size: bool = False) -> dict:
-    """Everything ``zarrfs info`` shows about a node, JSON-serializable."""
+def summary(node, *, stored_size: bool = False, group=None) -> dict:
+    """Everything ``zarrfs info`` shows about a node, JSON-serializable. ``group``: the group
+    holding an array opened on its own, where its coordinate variables are (default: its
+    parent, when the open store has it)."""
     out = {
         "url": node.url,
         "path": "/" + node.path,
@@ -126,6 +129,9 @@ def summary(node, *, stored_size: bool = False) -> dict:
     }
     if node.kind == "array":
         out.update(_array(node, stored_size and node.error is None))
+        cf = cf_summary(node, group)
+        if cf is not None:
+            out["cf"] = cf
     elif node.kind == "broken":
         out.update(node_type=node.node_type, documents=node.stored_metadata)
     else:
@@ -204,6 +210,8 @@ def format_summary(s: dict) -> str:
                 f" ({s['compression_ratio']}x compression)" if s.get("compression_ratio") else ""
             )
             rows.append(("stored size", human_size(s["stored_bytes"]) + ratio))
+        if s.get("cf"):
+            rows += cf_rows(s["cf"])
     elif s["kind"] != "broken":
         if s.get("implicit"):
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")

@@ -19,7 +19,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from . import formats, layout
+from . import cf_files, formats, layout
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
 from .tiff import tiff_layout
@@ -62,23 +62,30 @@ class PlaneDirectory:
         labels: list[str],
         prefix: tuple[int, ...],
         headers: dict | None = None,
+        coordinates: cf_files.CoordinateNames | None = None,
     ):
         self.context = context
         self.headers = {} if headers is None else headers  # kind -> prefix bytes, per array
         self.array = array
         self.labels = labels
         self.prefix = prefix
+        self.coordinates = coordinates  # entries named by coordinate value, beside the indices
         shape = tuple(array.shape)
         self.axis = len(prefix)
         self.count = shape[self.axis]
         self.is_last_level = self.axis == len(shape) - 3
         self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
+        self.kinds += cf_files.plane_kinds(array, context.options)
         self._names: list[str] | None = None
+
+    def _value_stems(self) -> dict[str, int]:
+        return self.coordinates.stems(self.axis) if self.coordinates is not None else {}
 
     def names(self) -> list[str]:
         if self._names is None:  # a listing asks again for every page of entries
             label = self.labels[self.axis]
             stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
+            stems += list(self._value_stems())
             self._names = (
                 stems
                 if not self.is_last_level
@@ -88,15 +95,26 @@ class PlaneDirectory:
 
     def lookup(self, name: str):
         label = self.labels[self.axis]
-        stem, dot, kind = name.rpartition(".") if self.is_last_level else (name, "", "")
-        if self.is_last_level and (not dot or kind not in self.kinds):
-            return None
+        stem, kind = name, ""
+        if self.is_last_level:
+            longest_first = sorted(self.kinds, key=len, reverse=True)  # "cf.npy" before "npy"
+            kind = next((k for k in longest_first if name.endswith(f".{k}")), "")
+            if not kind:
+                return None
+            stem = name[: -len(kind) - 1]
         index = layout.parse_plane_entry(stem, label, self.count)
+        if index is None and stem.startswith(label + "_"):
+            index = self._value_stems().get(stem)
         if index is None:
             return None
         if not self.is_last_level:
             return PlaneDirectory(
-                self.context, self.array, self.labels, self.prefix + (index,), self.headers
+                self.context,
+                self.array,
+                self.labels,
+                self.prefix + (index,),
+                self.headers,
+                self.coordinates,
             )
         return self.context.plane_file(self.array, self.prefix + (index,), kind, self.headers)
 
@@ -126,6 +144,8 @@ class NodeContext:
 
     def plane_file(self, array, index: tuple[int, ...], kind: str, headers: dict | None = None):
         """One plane as a file; ``headers`` caches the (identical) header of every plane."""
+        if kind == cf_files.CF_KIND:
+            return cf_files.plane_file(self, array, index)
         height, width = tuple(array.shape)[-2:]
         start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
         if kind == "png":
@@ -274,9 +294,11 @@ def _array_entries(context: NodeContext, array, ome_axes) -> dict:
     entries: dict = {}
     for name, kind in layout.array_file_kinds(array, context.options):
         entries[name] = context.array_file(array, kind)
+    entries.update(cf_files.array_files(context, array))
     if layout.has_planes(array):
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
-        entries[layout.PLANES_DIR] = PlaneDirectory(context, array, labels, ())
+        names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
+        entries[layout.PLANES_DIR] = PlaneDirectory(context, array, labels, (), None, names)
     entries.update(context.node_files(array))
     return entries
 

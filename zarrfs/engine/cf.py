@@ -1,0 +1,370 @@
+"""What the CF conventions and xarray say about an array, parsed once from its attributes.
+
+CF conventions 1.11: section 1.3 / 8.1 "Packed Data" (``scale_factor``, ``add_offset``), 2.5.1
+"Missing data, valid and actual range of data" (``_FillValue``, ``missing_value``,
+``valid_range``/``valid_min``/``valid_max``, compared with the *packed* values), 3.1-3.3
+(``units``, ``long_name``, ``standard_name``), 4.4 (time, in ``cf_time``), 5 "Coordinate Systems"
+(a coordinate variable is a 1-D variable named like its dimension; ``coordinates`` names
+auxiliary ones). xarray's Zarr conventions: v2 arrays name their dimensions in
+``_ARRAY_DIMENSIONS``; in v2 the array's ``fill_value`` is its ``_FillValue``, in v3 the
+``_FillValue`` attribute is (floats base64-encoded as xarray writes them).
+
+Decoding happens on request: ``array[...]`` stays the stored values, :func:`decode` gives the
+CF view. Attributes that do not parse (a string ``scale_factor``, units that do not read as a
+date) never stop a node from opening: the part is left out and named in ``Variable.problems``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .cf_time import TimeUnits, TimeUnitsError, decode_times, format_date, parse_time_units
+from .errors import ZarrfsError
+
+#: elements decoded at a time: the raw block and its float result stay in the CPU's cache
+_BLOCK = 1 << 16
+
+
+def dimension_names_from_attrs(attrs: dict | None, ndim: int) -> tuple[str, ...] | None:
+    """xarray's ``_ARRAY_DIMENSIONS``, when it is a list of ``ndim`` strings (else None)."""
+    names = (attrs or {}).get("_ARRAY_DIMENSIONS")
+    if isinstance(names, list) and len(names) == ndim and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    return None
+
+
+@dataclass(frozen=True)
+class Packing:
+    """``decoded = stored * scale_factor + add_offset`` (CF 8.1)."""
+
+    scale_factor: float | None
+    add_offset: float | None
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Stored values that mean "no data": ``_FillValue``/``missing_value``, and values outside
+    ``valid_min``..``valid_max`` (CF 2.5.1)."""
+
+    fill_values: tuple = ()
+    valid_min: float | None = None
+    valid_max: float | None = None
+
+
+@dataclass(frozen=True)
+class Variable:
+    """The CF view of one array."""
+
+    name: str
+    dimensions: tuple[str, ...]
+    stored_dtype: np.dtype
+    units: str | None = None
+    long_name: str | None = None
+    standard_name: str | None = None
+    coordinates: tuple[str, ...] = ()  # the ``coordinates`` attribute (auxiliary coordinates)
+    packing: Packing | None = None
+    masking: Masking | None = None
+    time: TimeUnits | None = None
+    problems: tuple[str, ...] = ()  # what was left out because it does not parse, and why
+    ignored: tuple[str, ...] = ()  # the names of the attributes left out
+
+    @property
+    def encoded(self) -> bool:
+        """Decoding changes the values (packed, masked or times)."""
+        return bool(self.packing or self.masking or self.time)
+
+    @property
+    def decoded_dtype(self) -> np.dtype:
+        """``datetime64[ns]``/object for times, else the float type xarray picks
+        (``xarray.coding.variables._choose_float_dtype``), else the stored type."""
+        if self.time is not None:
+            return np.dtype("datetime64[ns]" if self.time.in_numpy else object)
+        if not (self.packing or self.masking):
+            return self.stored_dtype
+        return _float_dtype(self.stored_dtype, self.packing)
+
+
+def _float_dtype(stored: np.dtype, packing: Packing | None) -> np.dtype:
+    if packing is not None:  # JSON numbers are doubles, so xarray unpacks to float64
+        return np.dtype(np.float64)
+    if stored.kind == "f" and stored.itemsize <= 4:
+        return np.dtype(np.float32)
+    if stored.kind in "iub" and stored.itemsize <= 2:
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def variable(array) -> Variable:
+    """The CF view of an engine ``Array``, from its metadata alone."""
+    attrs = array.attrs
+    dtype = np.dtype(array.dtype)
+    problems = _Problems()
+    names = array.dimension_names or ()
+    dims = tuple(n if n else f"dim_{k}" for k, n in enumerate(names)) or tuple(
+        f"dim_{k}" for k in range(array.ndim)
+    )
+    packing = _packing(attrs, dtype, problems)
+    masking = _masking(array, attrs, dtype, problems)
+    try:
+        time = parse_time_units(attrs.get("units"), attrs.get("calendar"))
+    except TimeUnitsError as exc:
+        time, _ = None, problems.add(str(exc), "units", "calendar")
+    if time is not None and dtype.kind not in "iuf":
+        time, _ = None, problems.add(f"time units on a {dtype} array", "units", "calendar")
+    coordinates = attrs.get("coordinates")
+    return Variable(
+        name=array.name,
+        dimensions=dims,
+        stored_dtype=dtype,
+        units=_text(attrs, "units", problems),
+        long_name=_text(attrs, "long_name", problems),
+        standard_name=_text(attrs, "standard_name", problems),
+        coordinates=tuple(coordinates.split()) if isinstance(coordinates, str) else (),
+        packing=packing,
+        masking=masking,
+        time=time,
+        problems=tuple(problems.messages),
+        ignored=tuple(dict.fromkeys(problems.names)),
+    )
+
+
+class _Problems:
+    """Attributes left out, by name, and why."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.names: list[str] = []
+
+    def add(self, message: str, *names: str) -> None:
+        self.messages.append(message)
+        self.names.extend(names)
+
+
+def _text(attrs: dict, name: str, problems: _Problems) -> str | None:
+    value = attrs.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    problems.add(f"{name} {value!r} is not text", name)
+    return None
+
+
+def _number(attrs: dict, name: str, problems: _Problems) -> float | None:
+    value = attrs.get(name)
+    if isinstance(value, list) and len(value) == 1:  # netCDF-C writes attributes as lists
+        value = value[0]
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    problems.add(f"{name} {value!r} is not a number; left out", name)
+    return None
+
+
+def _packing(attrs: dict, dtype: np.dtype, problems: _Problems) -> Packing | None:
+    scale = _number(attrs, "scale_factor", problems)
+    offset = _number(attrs, "add_offset", problems)
+    if scale is None and offset is None:
+        return None
+    if dtype.kind not in "iuf":
+        message = f"scale_factor/add_offset on a {dtype} array; left out"
+        problems.add(message, "scale_factor", "add_offset")
+        return None
+    return Packing(
+        float(scale) if scale is not None else None, float(offset) if offset is not None else None
+    )
+
+
+def _masking(array, attrs: dict, dtype: np.dtype, problems: _Problems) -> Masking | None:
+    if dtype.kind not in "iuf":
+        return None
+    values = []
+    for name in ("_FillValue", "missing_value"):
+        parsed = _fill_attr(attrs.get(name), dtype)
+        if attrs.get(name) is not None and not parsed:
+            problems.add(f"{name} {attrs[name]!r} is not a {dtype} value; left out", name)
+        values += parsed
+    if "_FillValue" not in attrs and array.zarr_format == 2 and array.dimension_names:
+        stored = array.stored_metadata.get(".zarray", {}).get("fill_value")
+        if stored is not None:  # xarray: a v2 array's fill_value is its _FillValue
+            values.append(array.fill_value.item())
+    low, high = _valid_range(attrs, problems)
+    if not values and low is None and high is None:
+        return None
+    unique = tuple(dict.fromkeys(v for v in values if not (isinstance(v, float) and v != v)))
+    nan = any(isinstance(v, float) and v != v for v in values)
+    return Masking(unique + ((math.nan,) if nan else ()), low, high)
+
+
+def _fill_attr(value, dtype: np.dtype) -> list:
+    """A ``_FillValue``/``missing_value`` attribute as numbers (xarray's v3 base64 for floats)."""
+    if isinstance(value, str) and dtype.kind == "f":
+        try:
+            return [struct.unpack("<d", base64.standard_b64decode(value))[0]]
+        except (ValueError, struct.error):
+            return [float(value)] if value in ("NaN", "Infinity", "-Infinity") else []
+    items = value if isinstance(value, list) else [value]
+    return [float(v) if dtype.kind == "f" else v for v in items if _is_number(v)]
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valid_range(attrs: dict, problems: _Problems) -> tuple[float | None, float | None]:
+    pair = attrs.get("valid_range")
+    if pair is not None:
+        if isinstance(pair, list) and len(pair) == 2 and all(_is_number(v) for v in pair):
+            return pair[0], pair[1]
+        problems.add(f"valid_range {pair!r} is not two numbers; left out", "valid_range")
+    return _number(attrs, "valid_min", problems), _number(attrs, "valid_max", problems)
+
+
+def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Stored values to the CF view: masked values NaN (NaT/None for times), unpacked, and
+    times as dates. Bit for bit what xarray's decoding gives (except ``valid_range``, which
+    xarray does not apply). Works a block at a time, so that each block's stored values and
+    result stay in the CPU's cache through every step."""
+    if not var.encoded:
+        return _into(out, stored)
+    if var.time is not None:
+        numbers_dtype = np.dtype(np.float64) if (var.packing or var.masking) else var.stored_dtype
+    else:
+        numbers_dtype = var.decoded_dtype
+    stored = np.ascontiguousarray(stored)
+    target = out if var.time is None else None
+    if target is None:
+        target = np.empty(stored.shape, dtype=numbers_dtype)
+    elif target.shape != stored.shape or target.dtype != numbers_dtype:
+        raise ValueError(f"out must be {numbers_dtype} of shape {stored.shape}")
+    flat_in = stored.reshape(-1)
+    flat_out = (
+        target.reshape(-1) if target.flags.c_contiguous else np.empty_like(flat_in, numbers_dtype)
+    )
+    for start in range(0, flat_in.size, _BLOCK):
+        _decode_numbers(var, flat_in[start : start + _BLOCK], flat_out[start : start + _BLOCK])
+    if not target.flags.c_contiguous:
+        target[...] = flat_out.reshape(target.shape)
+    return _into(out, decode_times(target, var.time)) if var.time is not None else target
+
+
+def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    if out is None:
+        return values
+    out[...] = values
+    return out
+
+
+def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
+    """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the same
+    bits as unpacking first: a masked value is NaN either way."""
+    np.copyto(out, raw, casting="unsafe")
+    if var.packing is not None:
+        if var.packing.scale_factor is not None:
+            np.multiply(out, var.packing.scale_factor, out=out)
+        if var.packing.add_offset is not None:
+            np.add(out, var.packing.add_offset, out=out)
+    if var.masking is not None:
+        missing = _missing(var.masking, raw)
+        if missing is not None:
+            np.copyto(out, np.nan, where=missing)
+
+
+def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
+    """Where ``raw`` holds a missing value; None when nowhere. A NaN fill needs no mask (NaN
+    stays NaN through unpacking). The range of the values (``fmin``/``fmax`` skip NaN) rules
+    out most blocks, which hold no missing value, before any comparison is made."""
+    if raw.size == 0:
+        return None
+    low, high = np.fmin.reduce(raw, axis=None), np.fmax.reduce(raw, axis=None)
+    tests = [(np.equal, v) for v in masking.fill_values if v == v and low <= v <= high]
+    if masking.valid_min is not None and low < masking.valid_min:
+        tests.append((np.less, masking.valid_min))
+    if masking.valid_max is not None and high > masking.valid_max:
+        tests.append((np.greater, masking.valid_max))
+    missing = None
+    for compare, value in tests:
+        hit = compare(raw, value)
+        missing = hit if missing is None else np.logical_or(missing, hit, out=missing)
+    return missing
+
+
+def read_decoded(
+    array, selection=..., var: Variable | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
+    """``array.read(selection)``, decoded (into ``out`` when given: a viewer that reuses its
+    buffer saves the page faults of a new one)."""
+    var = var or variable(array)
+    return decode(var, array.read(selection), out)
+
+
+@dataclass(frozen=True)
+class Coordinate:
+    """A coordinate variable (CF 5): a 1-D array named like its dimension."""
+
+    name: str
+    size: int
+    variable: Variable
+    first: object  # decoded value (a date for times)
+    last: object
+
+
+def format_value(value) -> str:
+    """A decoded coordinate value as short text: dates ISO ("2000-01-05"), numbers ``%g``-like
+    ("850", "-89.5")."""
+    if value is None or isinstance(value, np.datetime64) or hasattr(value, "calendar"):
+        return format_date(value)
+    if isinstance(value, (float, np.floating)):
+        return "NaN" if value != value else repr(float(value)).removesuffix(".0")
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def coordinate_arrays(group, dimensions) -> dict[str, object]:
+    """``{dimension: array}`` for each dimension that has a coordinate variable in ``group``."""
+    found: dict[str, object] = {}
+    if group is None:
+        return found
+    for dim in dict.fromkeys(dimensions):
+        try:
+            node = group[dim] if dim in group.keys() else None
+        except ZarrfsError:  # a broken sibling only loses its coordinates
+            continue
+        if node is not None and node.kind == "array" and node.ndim == 1:
+            if (node.dimension_names or (dim,))[0] == dim:
+                found[dim] = node
+    return found
+
+
+def coordinate(array) -> Coordinate:
+    """A coordinate variable with its first and last decoded values (two elements read)."""
+    var = variable(array)
+    n = array.shape[0]
+    ends = decode(var, array.read(slice(0, n, max(n - 1, 1)))) if n else np.empty(0)
+    return Coordinate(array.name, n, var, ends[0] if n else None, ends[-1] if n else None)
+
+
+def coordinate_labels(array) -> tuple[str, ...] | None:
+    """Every decoded value of a 1-D coordinate as text (reads it whole), or None when two
+    share a text: the texts name folders."""
+    values = read_decoded(array)
+    labels = tuple(format_value(v) for v in values)
+    return labels if len(set(labels)) == len(labels) else None
+
+
+__all__ = [
+    "Coordinate",
+    "Masking",
+    "Packing",
+    "TimeUnits",
+    "Variable",
+    "coordinate",
+    "coordinate_arrays",
+    "coordinate_labels",
+    "decode",
+    "dimension_names_from_attrs",
+    "format_value",
+    "read_decoded",
+    "variable",
+]

@@ -1,0 +1,131 @@
+"""The CF view in the mounted folder (what ``engine.cf`` says, rendered as files and names).
+
+* ``-o cf``: ``data.cf.npy`` and plane ``<stem>.cf.npy`` files holding the decoded values
+  (unpacked floats, missing values as NaN; dates as ``datetime64[ns]``) of every array whose
+  attributes encode something (packing, missing values, CF time). The size is exact from
+  metadata; a read decodes only the chunks under its bytes.
+* Plane folders and files named by coordinate value (``time_2000-01-05/``, ``level_850.npy``)
+  beside the index names (``time_04/``), for every axis with a 1-D coordinate variable whose
+  values give distinct names; index names always win, so an axis whose value names could be
+  taken for index names gets none.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+import numpy as np
+
+import zarrfs.engine as engine
+
+from .files import ArrayBytesFile
+from .npy import npy_header
+
+log = logging.getLogger(__name__)
+
+CF_KIND = "cf.npy"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
+
+
+def decoded_variable(array):
+    """The CF variable of an array whose decoded ``.npy`` the mount offers, else None."""
+    if not hasattr(array, "attrs") or np.dtype(array.dtype).kind not in "iuf":
+        return None
+    var = engine.cf.variable(array)
+    if not var.encoded or var.decoded_dtype.kind not in "fM":
+        return None
+    return var
+
+
+class DecodedBytesFile(ArrayBytesFile):
+    """A ``.npy`` of decoded values: elements ``[start, start + count)`` of the C-order array,
+    decoded. No read-ahead windows: those hold the stored values."""
+
+    def __init__(self, array, var, start: int, count: int, shape: tuple, stats):
+        super().__init__(array, npy_header(var.decoded_dtype, shape), start, count, stats, 0)
+        self.var = var
+        self.itemsize = var.decoded_dtype.itemsize
+
+    def read_elements(self, first: int, stop: int) -> memoryview:
+        stored = self.array.read_flat(self.start + first, self.start + stop)
+        values = np.ascontiguousarray(engine.cf.decode(self.var, stored))
+        return memoryview(values.reshape(-1).view(np.uint8))
+
+
+def array_files(context, array) -> dict:
+    """``{"data.cf.npy": file}`` under ``-o cf`` for an array that decodes, else ``{}``."""
+    var = decoded_variable(array) if context.options.cf else None
+    if var is None:
+        return {}
+    shape = tuple(array.shape)
+    return {"data.cf.npy": DecodedBytesFile(array, var, 0, array.size, shape, context.stats)}
+
+
+def plane_kinds(array, options) -> list[str]:
+    """The extra plane file kinds: ``cf.npy`` under ``-o cf`` for an array that decodes."""
+    return [CF_KIND] if options.cf and decoded_variable(array) is not None else []
+
+
+def plane_file(context, array, index: tuple[int, ...]) -> DecodedBytesFile:
+    height, width = tuple(array.shape)[-2:]
+    start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
+    var = decoded_variable(array)
+    return DecodedBytesFile(array, var, start, height * width, (height, width), context.stats)
+
+
+class CoordinateNames:
+    """Per leading axis of one array: plane entry stems named by coordinate value, read once
+    (the whole 1-D coordinate) when that axis is first listed or looked up."""
+
+    def __init__(self, array, labels: list[str], index_stem):
+        self.array = array
+        self.labels = labels
+        self.index_stem = index_stem  # (label, index, count) -> the index name
+        self._axes: dict[int, dict[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def stems(self, axis: int) -> dict[str, int]:
+        """``{stem: index}`` of the value names of ``axis`` (empty when it has none)."""
+        with self._lock:
+            found = self._axes.get(axis)
+            if found is None:
+                found = self._axes[axis] = self._build(axis)
+            return found
+
+    def _build(self, axis: int) -> dict[str, int]:
+        coordinate = self._coordinate(axis)
+        if coordinate is None:
+            return {}
+        try:
+            values = engine.cf.coordinate_labels(coordinate)
+        except engine.ZarrfsError as exc:
+            log.warning("coordinate %s not read for plane names: %s", coordinate.path, exc)
+            return {}
+        if values is None:
+            return {}
+        label, count = self.labels[axis], self.array.shape[axis]
+        stems = {f"{label}_{_UNSAFE.sub('_', v)}": i for i, v in enumerate(values)}
+        taken = {self.index_stem(label, i, count) for i in range(count)}
+        if len(stems) != count or taken & stems.keys():
+            return {}  # two values share a name, or a value name reads as an index name
+        return stems
+
+    def _coordinate(self, axis: int):
+        names = getattr(self.array, "dimension_names", None)
+        parent = getattr(self.array, "parent", None)
+        if not names or not names[axis] or parent is None:
+            return None
+        try:
+            found = engine.cf.coordinate_arrays(parent, [names[axis]]).get(names[axis])
+        except engine.ZarrfsError:
+            return None
+        return found if found is not None and found.shape[0] == self.array.shape[axis] else None
+
+
+def coordinate_names(array, labels: list[str], index_stem) -> CoordinateNames | None:
+    """Value names for an array's planes, or None for a node that has no parent group."""
+    if getattr(array, "dimension_names", None) is None:
+        return None
+    return CoordinateNames(array, labels, index_stem)
