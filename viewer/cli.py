@@ -121,7 +121,7 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m viewer.cli``: the ``view`` command on its own, with the storage flags."""
+    """``python -m zarrfs.viewer.cli``: the ``view`` command on its own, with the storage flags."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--anon", action="store_true", help="anonymous access")
     common.add_argument("--endpoint-url", help="S3-compatible endpoint URL")

@@ -280,7 +280,7 @@ def _optional_subcommands(sub, common) -> None:
     else:
         add_parsers(sub, common)
     try:
-        from viewer.cli import add_parser
+        from zarrfs.viewer.cli import add_parser
     except ImportError as exc:
         log.debug("no view subcommand: %s", exc)
     else:
