@@ -6,4 +6,12 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$repo/packaging/setup.sh"
 cd "$repo"
 export QT_QPA_PLATFORM=offscreen FUSE_LIBRARY_NAME=fuse3
+
+# The program as users install it: the sdist and wheel built, the wheel installed into a fresh
+# venv and with pipx, and run from there (packaging/check_install.py, about 4 minutes). With the
+# whole suite only: arguments to pytest mean a developer is running part of it.
+if [ $# -eq 0 ]; then
+    "${ZARRFS_VENV:-$repo/.venv}/bin/python" "$repo/packaging/check_install.py"
+fi
+
 exec "${ZARRFS_VENV:-$repo/.venv}/bin/python" -m pytest -q -p no:cacheprovider "$@"
