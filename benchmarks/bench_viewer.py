@@ -80,7 +80,7 @@ def wait_for(app, predicate, timeout=60.0):
 
 def bench_first_pixels(app, latency: float) -> dict:
     from tests.servers import HttpServer
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer.main_window import MainWindow
 
     server = HttpServer(big_array_source(), latency=latency).start()
     try:
@@ -161,7 +161,7 @@ def _write_local(path: Path, planes: int) -> None:
 
 
 def bench_slider(app, path: Path, planes: int) -> dict:
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer.main_window import MainWindow
 
     window = MainWindow()
     window.resize(1400, 900)
@@ -209,8 +209,8 @@ def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) ->
     event per chunk, 40,000 by default."""
     from PySide6.QtCore import QTimer
 
-    from viewer.app import is_idle
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer.app import is_idle
+    from zarrfs.viewer.main_window import MainWindow
 
     if not (path / "zarr.json").exists():
         path.mkdir(parents=True, exist_ok=True)
@@ -265,7 +265,7 @@ def main() -> int:
     args = parser.parse_args()
     t_import = time.perf_counter()
     import zarrfs.engine as engine
-    from viewer.app import make_app
+    from zarrfs.viewer.app import make_app
 
     app = make_app()
     import_s = time.perf_counter() - t_import

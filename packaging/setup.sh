@@ -6,9 +6,12 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${ZARRFS_VENV:-$repo/.venv}"
 
+# desktop-file-utils: the tests validate the desktop entry `zarrfs desktop install` writes.
 apt_packages=(python3 python3-venv python3-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
               libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
-              netcdf-bin)  # netcdf-bin: ncgen/nccopy write the NCZarr stores of the tests
+              netcdf-bin desktop-file-utils)
+# netcdf-bin: ncgen/nccopy write the NCZarr stores of the tests; desktop-file-utils: the desktop
+# entry's tests validate it
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -11,4 +11,11 @@ export QT_QPA_PLATFORM=offscreen FUSE_LIBRARY_NAME=fuse3
 "${ZARRFS_VENV:-$repo/.venv}/bin/python" -m ruff check .
 "${ZARRFS_VENV:-$repo/.venv}/bin/python" -m ruff format --check .
 
+# The program as users install it: the sdist and wheel built, the wheel installed into a fresh
+# venv and with pipx, and run from there (packaging/check_install.py, about 4 minutes). With the
+# whole suite only: arguments to pytest mean a developer is running part of it.
+if [ $# -eq 0 ]; then
+    "${ZARRFS_VENV:-$repo/.venv}/bin/python" "$repo/packaging/check_install.py"
+fi
+
 exec "${ZARRFS_VENV:-$repo/.venv}/bin/python" -m pytest -q -p no:cacheprovider "$@"

@@ -13,15 +13,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE = "zarrfs.engine"
-CLI_MODULES = {"zarrfs.cli", "zarrfs.cli_get", "zarrfs.fuse.cli", "viewer.cli"}
+CLI_MODULES = {"zarrfs.cli", "zarrfs.cli_get", "zarrfs.fuse.cli", "zarrfs.viewer.cli"}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
-    """Module name -> (file, is a package) for ``zarrfs`` and ``viewer``."""
+    """Module name -> (file, is a package) for ``zarrfs`` and ``zarrfs.viewer`` (``viewer/``)."""
     found = {}
-    for package in ("zarrfs", "viewer"):
-        for path in (REPO / package).rglob("*.py"):
-            parts = list(path.relative_to(REPO).with_suffix("").parts)
+    for package, folder in (("zarrfs", "zarrfs"), ("zarrfs.viewer", "viewer")):
+        for path in (REPO / folder).rglob("*.py"):
+            parts = package.split(".") + list(path.relative_to(REPO / folder).with_suffix("").parts)
             is_package = parts[-1] == "__init__"
             found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
     return found
@@ -113,4 +113,4 @@ def test_storage_options_sit_below_every_room():
 def test_the_graph_sees_lazy_imports():
     """``zarrfs.cli`` imports the mount's and the viewer's parsers inside a function."""
     graph = import_graph()
-    assert {"zarrfs.fuse.cli", "viewer.cli", "zarrfs.storage_options"} <= graph["zarrfs.cli"]
+    assert {"zarrfs.fuse.cli", "zarrfs.viewer.cli", "zarrfs.storage_options"} <= graph["zarrfs.cli"]

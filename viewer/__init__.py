@@ -1,5 +1,6 @@
 """The zarrfs desktop viewer (PySide6 + pyqtgraph) over the shared engine.
 
-Importing this package imports no Qt; ``viewer.app.run`` and ``viewer.cli`` do, lazily, so that
+Installed as ``zarrfs.viewer`` (the repository keeps it in ``viewer/``). Importing this package
+imports no Qt; ``zarrfs.viewer.app.run`` and ``zarrfs.viewer.cli`` do, lazily, so that
 ``zarrfs --help`` stays fast and works without the ``viewer`` extra.
 """

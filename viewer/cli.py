@@ -112,7 +112,7 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m viewer.cli``: the ``view`` command on its own, with the storage flags."""
+    """``python -m zarrfs.viewer.cli``: the ``view`` command on its own, with the storage flags."""
     parser = argparse.ArgumentParser(prog="zarrfs")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub, common_parser())

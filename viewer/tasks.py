@@ -100,7 +100,7 @@ def post_to_gui(fn: Callable, *args) -> None:
     if _exiting:
         return
     if _relay is None:
-        raise RuntimeError("viewer.tasks.init_relay() was not called on the GUI thread")
+        raise RuntimeError("zarrfs.viewer.tasks.init_relay() was not called on the GUI thread")
     _relay.post(fn, args)
 
 

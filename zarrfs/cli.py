@@ -1,4 +1,4 @@
-"""The ``zarrfs`` command: ``info``, ``tree``, ``get``, and (when installed) ``mount``,
+"""The ``zarrfs`` command: ``info``, ``tree``, ``get``, ``desktop``, and (when installed) ``mount``,
 ``unmount`` and ``view``, whose modules are imported only when those commands exist.
 
 Errors are translated once, here: every ``ZarrfsError`` or ``OSError`` becomes one line on stderr
@@ -225,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_get)
 
     _optional_subcommands(sub, common)
+    from zarrfs.desktop import add_parser as add_desktop_parser
+
+    add_desktop_parser(sub)
     return parser
 
 
@@ -237,7 +240,7 @@ def _optional_subcommands(sub, common) -> None:
     else:
         add_parsers(sub, common)
     try:
-        from viewer.cli import add_parser
+        from zarrfs.viewer.cli import add_parser
     except ImportError as exc:
         log.debug("no view subcommand: %s", exc)
     else:

@@ -19,7 +19,7 @@ pytest.importorskip("pytestqt")
 @pytest.fixture(autouse=True, scope="session")
 def _survive_pyside_refcount_bug():
     """See viewer/qt_compat.py: PySide6 6.12 on Python 3.11 leaks references to True/None."""
-    from viewer import qt_compat
+    from zarrfs.viewer import qt_compat
 
     qt_compat.top_up()
     yield
@@ -54,8 +54,8 @@ def _settings_in_tmp(tmp_path, monkeypatch):
 @pytest.fixture
 def window(qtbot):
     """A shown main window (closed after the test, its background work stopped)."""
-    from viewer.app import make_app
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer.app import make_app
+    from zarrfs.viewer.main_window import MainWindow
 
     make_app()
     win = MainWindow()
@@ -70,7 +70,7 @@ def window(qtbot):
 
 def wait_idle(qtbot, win, timeout: float = 20.0) -> None:
     """Process events until nothing is loading (raises on timeout)."""
-    from viewer.app import is_idle
+    from zarrfs.viewer.app import is_idle
 
     deadline = time.monotonic() + timeout
     idle_since = None

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests.engine.test_contained import broken_store
-from viewer.tree_model import NODE_ROLE
+from zarrfs.viewer.tree_model import NODE_ROLE
 
 
 def _icon_key(model, index):
@@ -19,7 +19,7 @@ def _icon_key(model, index):
 
 @pytest.mark.parametrize("consolidated", [False, True], ids=["listed", "consolidated"])
 def test_broken_nodes_have_the_error_icon_and_their_reason(window, idle, tmp_path, consolidated):
-    from viewer.resources import icon
+    from zarrfs.viewer.resources import icon
 
     root = tmp_path / "store.zarr"
     data = broken_store(root, 3, consolidated)

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 def run_view(*args, timeout=120):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(args[-1]))
     return subprocess.run(
-        [sys.executable, "-m", "viewer.cli", "view", *map(str, args[:-1])],
+        [sys.executable, "-m", "zarrfs.viewer.cli", "view", *map(str, args[:-1])],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -91,7 +91,7 @@ def test_view_subcommand_in_zarrfs_cli():
 def test_view_subcommand_standalone():
     import argparse
 
-    from viewer.cli import add_parser
+    from zarrfs.viewer.cli import add_parser
 
     parser = argparse.ArgumentParser()
     add_parser(parser.add_subparsers(dest="cmd"))

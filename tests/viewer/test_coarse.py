@@ -9,7 +9,7 @@ import numpy as np
 import zarr
 
 import zarrfs.engine as engine
-from viewer.tiles import coarse_stride, plan_plane
+from zarrfs.viewer.tiles import coarse_stride, plan_plane
 
 
 def test_coarse_stride_reads_a_few_chunks_and_is_a_multiple_of_the_fine_one():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import find_corpus_dir
-from viewer import transforms
+from zarrfs.viewer import transforms
 
 
 def _entries_by_store():

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import zarr
 
-from viewer.resources import demo_store
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
 
 
 @pytest.fixture
 def demo(tmp_path):
-    path = demo_store()
+    path = RESOURCES / "demo.zarr"
     if not (path / "zarr.json").exists():
         pytest.importorskip("zarr")
         import importlib.util

@@ -54,7 +54,7 @@ def test_chunk_states_are_batched_and_complete(window, idle, tmp_path):
 def test_the_relay_lets_other_events_through(qtbot, window):
     from PySide6.QtCore import QTimer
 
-    from viewer.tasks import post_to_gui
+    from zarrfs.viewer.tasks import post_to_gui
 
     order: list[str] = []
 
@@ -71,7 +71,7 @@ def test_the_relay_lets_other_events_through(qtbot, window):
 
 
 def test_a_redraw_in_slices_still_draws_every_tile(window, idle, sample_store, monkeypatch):
-    import viewer.plane_controller as plane_controller
+    import zarrfs.viewer.plane_controller as plane_controller
 
     monkeypatch.setattr(plane_controller, "_COPY_SLICE", 0.0)  # one tile per pass
     path, data = sample_store

@@ -22,8 +22,8 @@ BOUND = 60  # the process must be gone well before that
 
 CLOSE_WHILE_LOADING = """
 import sys, time
-from viewer.app import make_app
-from viewer.main_window import MainWindow
+from zarrfs.viewer.app import make_app
+from zarrfs.viewer.main_window import MainWindow
 app = make_app()
 window = MainWindow()
 window.show()
@@ -68,7 +68,7 @@ def test_screenshot_timeout_on_a_stalled_store_exits(tmp_path, http_server, node
     server = stalled_store(tmp_path, http_server, pattern)
     args = [
         "-m",
-        "viewer.cli",
+        "zarrfs.viewer.cli",
         "view",
         server.url,
         "--screenshot",
@@ -100,7 +100,7 @@ def test_closing_the_window_during_a_stalled_read_exits(
 
 
 def test_background_workers_never_hold_the_process(qtbot):
-    from viewer.tasks import Background
+    from zarrfs.viewer.tasks import Background
 
     release = threading.Event()
     background = Background(workers=2)

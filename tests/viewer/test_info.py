@@ -8,7 +8,7 @@ import json
 import numpy as np
 import zarr
 
-from viewer import info_panel
+from zarrfs.viewer import info_panel
 
 
 def array_with_attrs(tmp_path, attrs_text: str):

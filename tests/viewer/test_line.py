@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrfs.engine as engine
-from viewer.decimate import REFINE_LIMIT, bucket_minmax, envelope, plan_line
+from zarrfs.viewer.decimate import REFINE_LIMIT, bucket_minmax, envelope, plan_line
 
 
 @settings(max_examples=100, deadline=None)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from viewer.open_dialog import OpenUrlDialog
+from zarrfs.viewer.open_dialog import OpenUrlDialog
 
 
 def test_dialog_fields_follow_the_command_line_rules(qtbot):

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrfs.engine as engine
-from viewer import messages, transforms
-from viewer.tiles import (
+from zarrfs.viewer import messages, transforms
+from zarrfs.viewer.tiles import (
     Geometry,
     Level,
     choose_level,
@@ -19,7 +19,7 @@ from viewer.tiles import (
     plan_plane,
     resample,
 )
-from viewer.view_state import ViewState
+from zarrfs.viewer.view_state import ViewState
 
 
 def assemble(data, geometry, tiles, y_axis, x_axis):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import zarr
 
-from viewer import loader as loader_module
-from viewer import pyramid
-from viewer.view_state import ViewState
+from zarrfs.viewer import loader as loader_module
+from zarrfs.viewer import pyramid
+from zarrfs.viewer.view_state import ViewState
 
 
 def test_generations_are_unique_across_states():

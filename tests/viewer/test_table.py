@@ -87,6 +87,6 @@ def _horizontal():
 
 
 def _text(value):
-    from viewer import transforms
+    from zarrfs.viewer import transforms
 
     return transforms.format_value(value)

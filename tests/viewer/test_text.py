@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.viewer.test_cli import run_view
-from viewer import transforms
+from zarrfs.viewer import transforms
 
 
 def test_fixed_length_bytes_and_strings_format_plainly():

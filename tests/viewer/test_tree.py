@@ -5,8 +5,8 @@ from __future__ import annotations
 import zarr
 
 import zarrfs.engine as engine
-from viewer.tasks import Background
-from viewer.tree_model import HierarchyModel, node_icon_name
+from zarrfs.viewer.tasks import Background
+from zarrfs.viewer.tree_model import HierarchyModel, node_icon_name
 
 
 def listed_model(qtbot, url):

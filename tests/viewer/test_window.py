@@ -55,7 +55,7 @@ def test_open_expand_select_and_info(window, idle, sample_store):
 
 
 def engine_size_text(n):
-    from viewer.info_panel import human_size
+    from zarrfs.viewer.info_panel import human_size
 
     return human_size(n)
 
@@ -149,8 +149,8 @@ def test_structured_array_table_and_field_image(window, idle, tmp_path):
 def test_recent_stores_and_drop_target(window, idle, sample_store, tmp_path):
     from PySide6.QtCore import QMimeData, QUrl
 
-    from viewer.main_window import dropped_target
-    from viewer.open_dialog import recent_stores
+    from zarrfs.viewer.main_window import dropped_target
+    from zarrfs.viewer.open_dialog import recent_stores
 
     path, _ = sample_store
     open_and_show(window, idle, path)
@@ -220,7 +220,7 @@ def test_keyboard_filter_status_and_copy(window, idle, qtbot, sample_store):
 def test_stored_size_of_a_remote_array_is_computed_on_demand(
     window, idle, sample_store, http_server
 ):
-    from viewer.info_panel import STORED_SIZE_ON_DEMAND, human_size, is_remote
+    from zarrfs.viewer.info_panel import STORED_SIZE_ON_DEMAND, human_size, is_remote
 
     path, _ = sample_store
     server = http_server(path)
