@@ -56,14 +56,8 @@ def jsonable(value, depth: int = 0):
         return {str(k): jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v, deeper) for v in value]
-    if isinstance(value, np.generic):
-        return jsonable(value.item(), depth)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    if isinstance(value, float) and not np.isfinite(value):
-        return str(value)
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
+    if isinstance(value, np.generic | bytes | str | int | float | bool) or value is None:
+        return engine.json_value(value)  # the engine's one convention (bytes as base64, "NaN")
     if hasattr(value, "__dict__"):
         return {k: jsonable(v, deeper) for k, v in vars(value).items() if not k.startswith("_")}
     return str(value)

@@ -11,7 +11,6 @@ v3 core spec sections "Array metadata", "Group metadata", "Chunk key encoding" a
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,12 +53,6 @@ class ArrayMetadata:
     @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def grid_shape(self) -> tuple[int, ...]:
-        return tuple(
-            math.ceil(s / c) if c else 0 for s, c in zip(self.shape, self.chunk_shape, strict=True)
-        )
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,20 +10,9 @@ from __future__ import annotations
 from .codecs import CodecChain
 from .codecs_builtin import V2Layout
 from .codecs_numcodecs import v2_codec
-from .dtypes import parse_fill_value, parse_v2_dtype
+from .dtypes import OBJECT_CODECS, parse_fill_value, parse_v2_dtype
 from .errors import MetadataError
 from .metadata import ArrayMetadata, ChunkKeyEncoding, GroupMetadata, int_tuple, require
-
-#: codec ids that say what a ``"|O"`` array holds (zarr-python data types guide, "Object")
-OBJECT_CODECS = (
-    "vlen-utf8",
-    "vlen-bytes",
-    "vlen-array",
-    "json2",
-    "msgpack2",
-    "categorize",
-    "pickle",
-)
 
 
 def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:

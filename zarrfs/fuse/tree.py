@@ -183,35 +183,11 @@ _ARRAY_FILES = {
 
 
 def _pretty_json(value) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n").encode()
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, bytes):
-        return value.decode("latin1")
-    return str(value)
+    return (json.dumps(engine.json_value(value), indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def _info_text(node) -> bytes:
-    if hasattr(engine, "summary"):
-        text = engine.format_summary(engine.summary(node))
-    else:  # until the engine offers summary(): the essentials from metadata
-        text = _basic_summary(node)
-    return (text if text.endswith("\n") else text + "\n").encode()
-
-
-def _basic_summary(node) -> str:
-    lines = [f"{node.kind}: /{node.path}", f"zarr_format: {node.zarr_format}"]
-    if node.kind == "array":
-        lines += [
-            f"shape: {tuple(node.shape)}",
-            f"data_type: {node.data_type}",
-            f"chunks: {tuple(node.chunks)}",
-            f"dimension_names: {node.dimension_names}",
-        ]
-    return "\n".join(lines)
+    return engine.format_summary(engine.summary(node)).encode()
 
 
 def ome_axes_by_path(group) -> dict[str, list[str]]:
