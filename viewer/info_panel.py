@@ -108,28 +108,27 @@ def fill_json_tree(
 
 def array_facts(node) -> list[tuple[str, object]]:
     """The rows of the summary of an array (the stored size is added later)."""
-    codecs = getattr(node, "codecs", []) or []
     return [
         ("kind", "array"),
         ("zarr format", node.zarr_format),
         ("shape", list(node.shape)),
-        ("data type", jsonable(getattr(node, "data_type", str(node.dtype)))),
+        ("data type", node.data_type),
         ("NumPy dtype", str(node.dtype)),
         ("chunks", list(node.chunks)),
-        ("shards", list(node.shards) if getattr(node, "shards", None) else None),
-        ("chunk grid", list(getattr(node, "chunk_grid_shape", []) or [])),
-        ("codecs", jsonable(codecs)),
+        ("shards", list(node.shards) if node.shards else None),
+        ("chunk grid", list(node.chunk_grid_shape)),
+        ("codecs", jsonable(node.codecs)),
         ("fill value", jsonable(node.fill_value)),
         ("dimension names", list(node.dimension_names) if node.dimension_names else None),
-        ("order", getattr(node, "order", "C")),
-        ("decoded size", human_size(getattr(node, "nbytes", None))),
+        ("order", node.order),
+        ("decoded size", human_size(node.nbytes)),
         ("stored size", "computing…"),
     ]
 
 
 def group_facts(node) -> list[tuple[str, object]]:
     rows = [("kind", "group"), ("zarr format", node.zarr_format)]
-    if getattr(node, "implicit", False):
+    if node.implicit:
         rows.append(("implicit", True))
     return rows
 
@@ -150,7 +149,7 @@ REMOTE_SCHEMES = {"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfs
 
 
 def node_url_of(node, store_url: str) -> str:
-    return getattr(node, "url", None) or store_url or ""
+    return node.url or store_url or ""
 
 
 def is_remote(url: str) -> bool:

@@ -192,28 +192,17 @@ def _info_text(node) -> bytes:
 
 def ome_axes_by_path(group) -> dict[str, list[str]]:
     """``{array name: [axis names]}`` for the pyramid levels of an OME-Zarr image group."""
-    if not hasattr(engine, "multiscales"):
-        return {}
     try:
-        descriptions = engine.multiscales(group) or []
-    except Exception:  # not OME-Zarr, or metadata the engine rejects: no axis names then
-        log.debug("no OME multiscales for %r", getattr(group, "path", ""), exc_info=True)
+        descriptions = engine.multiscales(group)
+    except engine.ZarrfsError:  # OME metadata the engine rejects: no axis names then
+        log.debug("no OME multiscales for %r", group.path, exc_info=True)
         return {}
-    found: dict[str, list[str]] = {}
-    for description in descriptions:
-        axes = [
-            _field(axis, "name") if not isinstance(axis, str) else axis
-            for axis in (_field(description, "axes") or [])
-        ]
-        for dataset in _field(description, "datasets") or []:
-            path = dataset if isinstance(dataset, str) else _field(dataset, "path")
-            if path is not None and axes:
-                found[str(path)] = [str(a) if a else "" for a in axes]
-    return found
-
-
-def _field(value, name):
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+    return {
+        dataset.path: [axis.name or "" for axis in description.axes]
+        for description in descriptions
+        if description.axes
+        for dataset in description.datasets
+    }
 
 
 def build_node_directory(context: NodeContext, node, ome_axes=None):
