@@ -56,14 +56,8 @@ def jsonable(value, depth: int = 0):
         return {str(k): jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [jsonable(v, deeper) for v in value]
-    if isinstance(value, np.generic):
-        return jsonable(value.item(), depth)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    if isinstance(value, float) and not np.isfinite(value):
-        return str(value)
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
+    if isinstance(value, np.generic | bytes | str | int | float | bool) or value is None:
+        return engine.json_value(value)  # the engine's one convention (bytes as base64, "NaN")
     if hasattr(value, "__dict__"):
         return {k: jsonable(v, deeper) for k, v in vars(value).items() if not k.startswith("_")}
     return str(value)
@@ -114,28 +108,27 @@ def fill_json_tree(
 
 def array_facts(node) -> list[tuple[str, object]]:
     """The rows of the summary of an array (the stored size is added later)."""
-    codecs = getattr(node, "codecs", []) or []
     return [
         ("kind", "array"),
         ("zarr format", node.zarr_format),
         ("shape", list(node.shape)),
-        ("data type", jsonable(getattr(node, "data_type", str(node.dtype)))),
+        ("data type", node.data_type),
         ("NumPy dtype", str(node.dtype)),
         ("chunks", list(node.chunks)),
-        ("shards", list(node.shards) if getattr(node, "shards", None) else None),
-        ("chunk grid", list(getattr(node, "chunk_grid_shape", []) or [])),
-        ("codecs", jsonable(codecs)),
+        ("shards", list(node.shards) if node.shards else None),
+        ("chunk grid", list(node.chunk_grid_shape)),
+        ("codecs", jsonable(node.codecs)),
         ("fill value", jsonable(node.fill_value)),
         ("dimension names", list(node.dimension_names) if node.dimension_names else None),
-        ("order", getattr(node, "order", "C")),
-        ("decoded size", human_size(getattr(node, "nbytes", None))),
+        ("order", node.order),
+        ("decoded size", human_size(node.nbytes)),
         ("stored size", "computing…"),
     ]
 
 
 def group_facts(node) -> list[tuple[str, object]]:
     rows = [("kind", "group"), ("zarr format", node.zarr_format)]
-    if getattr(node, "implicit", False):
+    if node.implicit:
         rows.append(("implicit", True))
     return rows
 
@@ -167,7 +160,7 @@ REMOTE_SCHEMES = {"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfs
 
 
 def node_url_of(node, store_url: str) -> str:
-    return getattr(node, "url", None) or store_url or ""
+    return node.url or store_url or ""
 
 
 def is_remote(url: str) -> bool:

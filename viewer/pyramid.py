@@ -28,29 +28,14 @@ class Pyramid:
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
 
 
-def _get(item, name, default=None):
-    if isinstance(item, dict):
-        return item.get(name, default)
-    return getattr(item, name, default)
-
-
 def dataset_paths(group) -> list[str]:
     """Paths of the first multiscale's datasets, finest first ([] if not an OME-Zarr image)."""
-    scales = None
-    multiscales = getattr(engine, "multiscales", None)
-    if multiscales is not None:
-        try:
-            scales = multiscales(group)
-        except Exception:
-            logger.debug("multiscales(%s) failed", group.path, exc_info=True)
-    if not scales:
-        attrs = group.attrs or {}
-        scales = attrs.get("multiscales") or (attrs.get("ome") or {}).get("multiscales")
-    if not scales:
+    try:
+        scales = engine.multiscales(group)
+    except engine.ZarrfsError:  # malformed OME metadata: shown as one array, not a pyramid
+        logger.debug("multiscales(%s) failed", group.path, exc_info=True)
         return []
-    first = scales[0] if isinstance(scales, list | tuple) else scales
-    datasets = _get(first, "datasets") or _get(first, "levels") or []
-    return [str(_get(d, "path")) for d in datasets if _get(d, "path") is not None]
+    return [dataset.path for dataset in scales[0].datasets] if scales else []
 
 
 def _parent_path(path: str) -> str | None:

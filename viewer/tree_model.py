@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-import numpy as np
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, Signal
 
 from . import messages
@@ -53,16 +52,15 @@ class TreeItem:
 
 def node_icon_name(node) -> str:
     """Icon per node kind and shape."""
-    if getattr(node, "kind", "group") == "group":
-        attrs = getattr(node, "attrs", {}) or {}
+    if node.kind == "group":
+        attrs = node.attrs
         if "multiscales" in attrs or "multiscales" in (attrs.get("ome") or {}):
             return "multiscales"
-        return "group-implicit" if getattr(node, "implicit", False) else "group"
-    dtype = np.dtype(getattr(node, "dtype", "f8"))
+        return "group-implicit" if node.implicit else "group"
+    dtype = node.dtype
     if dtype.kind in "OUSV" and not (dtype.kind == "V" and dtype.names is None):
         return "array-table"
-    ndim = getattr(node, "ndim", 2)
-    return {0: "array-0d", 1: "array-1d", 2: "array-2d"}.get(ndim, "array-nd")
+    return {0: "array-0d", 1: "array-1d", 2: "array-2d"}.get(node.ndim, "array-nd")
 
 
 def node_error_text(node, path: str) -> str | None:
@@ -73,16 +71,14 @@ def node_error_text(node, path: str) -> str | None:
 
 
 def type_text(node) -> str:
-    data_type = getattr(node, "data_type", None)
-    if isinstance(data_type, str):
-        return data_type
-    return str(np.dtype(node.dtype)) if hasattr(node, "dtype") else ""
+    """An array's data type in the spec's words ("int16", "string")."""
+    return node.data_type
 
 
 def shape_text(node) -> str:
-    shape = getattr(node, "shape", None)
-    if shape is None:
+    if node.kind != "array":
         return ""
+    shape = node.shape
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -119,7 +115,7 @@ class HierarchyModel(QAbstractItemModel):
         """Show a newly opened store (or array) whose root engine node is ``node``."""
         self.beginResetModel()
         self.epoch += 1
-        top = TreeItem(name=label, path=getattr(node, "path", ""), node=node, parent=self._root)
+        top = TreeItem(name=label, path=node.path, node=node, parent=self._root)
         top.error = node_error_text(node, top.path)
         if not top.is_group:
             top.children = []

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from zarrfs.engine.errors import SelectionError
-from zarrfs.engine.planner import flat_boxes, normalize_selection, out_shape, plan
+from zarrfs.engine.grid import flat_boxes
+from zarrfs.engine.planner import normalize_selection, out_shape, plan
 
 
 @st.composite

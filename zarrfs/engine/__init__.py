@@ -72,7 +72,9 @@ Process-wide
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
-    prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
+    prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
+    one convention (bytes as base64, ``"NaN"``) of the CLI, the mount and the viewer;
+    ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
     ``cf``: what the CF conventions and xarray say about an array, parsed once from its
     attributes (``cf.variable(array) -> CFVariable``: dimensions, units, long_name,
@@ -81,6 +83,9 @@ Process-wide
     what ``array[...]`` returns); ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
     ``cf.coordinate_labels``. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
+    ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
+    pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
+    background (the mount's read-ahead).
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -107,7 +112,9 @@ from .errors import (
     UnsupportedError,
     ZarrfsError,
 )
+from .grid import flat_boxes
 from .hierarchy import Array, Broken, Group, Node, open
+from .json_values import json_value
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
@@ -139,8 +146,10 @@ __all__ = [
     "Dataset",
     "Multiscale",
     "axis_names_of_level",
+    "flat_boxes",
     "format_summary",
     "human_size",
+    "json_value",
     "levels",
     "multiscales",
     "parse_size",

@@ -16,13 +16,12 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .errors import (
-    ChecksumError,
     ChunkDecodeError,
     MetadataError,
     UnknownCodecError,
@@ -264,9 +263,4 @@ def _run(codec: Codec, data: Any, spec: ChunkSpec | str | None) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - any codec failure is a decode failure
         text = str(exc) or type(exc).__name__
-        cls = ChecksumError if "checksum" in text.lower() else ChunkDecodeError
-        raise cls(f"codec {codec.name!r} failed: {text}", codec=codec.name) from exc
-
-
-def with_dtype(spec: ChunkSpec, dtype: np.dtype) -> ChunkSpec:
-    return replace(spec, dtype=np.dtype(dtype))
+        raise ChunkDecodeError(f"codec {codec.name!r} failed: {text}", codec=codec.name) from exc

@@ -25,7 +25,7 @@ import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
 from .codecs import ChunkSpec, Codec, register
-from .errors import ChunkDecodeError, UnknownCodecError, UnsupportedError
+from .errors import ChecksumError, ChunkDecodeError, UnknownCodecError, UnsupportedError
 
 #: Ids numcodecs knows that zarrfs will not run: unpickling stored bytes can execute code.
 REFUSED = frozenset({"pickle"})
@@ -42,6 +42,9 @@ ARRAY_TO_BYTES = frozenset(
 #: zstd, blosc and lz4 frame headers, the xz container's filter chain): configuration keys steer
 #: encoding only, so one zarrfs does not know cannot change the values read
 SELF_DESCRIBING = frozenset({"zlib", "gzip", "bz2", "zstd", "blosc", "lz4", "lzma"})
+#: numcodecs ids of checksums, whose ``decode`` raises RuntimeError when the stored and the
+#: computed checksum differ.
+CHECKSUMS = frozenset({"crc32", "crc32c", "adler32", "fletcher32", "jenkins_lookup3"})
 _BLOSC_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 log = logging.getLogger(__name__)
 
@@ -145,6 +148,20 @@ class NumcodecsBytes(_Wrapped):
 
     def decode(self, data, spec):
         return self.impl.decode(data)
+
+
+class NumcodecsChecksum(NumcodecsBytes):
+    """A numcodecs checksum: a mismatch is a :class:`ChecksumError`, built here, where the
+    checksum fails (a bare RuntimeError would say nothing of it)."""
+
+    def decode(self, data, spec):
+        try:
+            return self.impl.decode(data)
+        except RuntimeError as exc:
+            raise ChecksumError(
+                f"codec {self.name!r}: checksum mismatch ({exc}); the stored chunk is corrupt",
+                codec=self.name,
+            ) from exc
 
 
 class NumcodecsArray(_Wrapped):
@@ -348,6 +365,8 @@ def numcodecs_codec(codec_id: str, configuration: dict, *, path: str | None = No
         return NumcodecsVLenArrayBytes(name, impl, configuration)
     if codec_id in ARRAY_TO_BYTES:
         return NumcodecsArrayBytes(name, impl, configuration)
+    if codec_id in CHECKSUMS:
+        return NumcodecsChecksum(name, impl, configuration)
     return NumcodecsBytes(name, impl, configuration)
 
 
@@ -355,6 +374,8 @@ def v2_codec(config: dict, *, path: str | None = None) -> Codec:
     """A v2 filter or compressor as a codec over flat buffers."""
     impl = get_numcodecs(config, path=path)
     rest = {k: v for k, v in config.items() if k != "id"}
+    if config["id"] in CHECKSUMS:
+        return NumcodecsChecksum(config["id"], impl, rest)
     kind = NumcodecsVLen if config["id"] in VLEN else _SIZED.get(config["id"], NumcodecsBytes)
     return kind(config["id"], impl, rest)
 

@@ -40,11 +40,6 @@ class DataType:
     stored_dtype: np.dtype
     variable_length: str | None = None
 
-    @property
-    def item_size(self) -> int:
-        """Bytes per element in a chunk (0 for variable-length types)."""
-        return 0 if self.variable_length else self.stored_dtype.itemsize
-
 
 # --- naming ---------------------------------------------------------------------------------
 
@@ -85,8 +80,18 @@ def _make(name: str, stored: np.dtype, variable_length: str | None = None) -> Da
 # --- Zarr v2 ---------------------------------------------------------------------------------
 
 _V2_TYPESTR = re.compile(r"^([<>=|]?)([biufcmMSUV])(\d+)(?:\[(\d*)([A-Za-zμ]+)\])?$")
-_OBJECT_CODECS = dict.fromkeys(("vlen-utf8", "json2", "categorize", "json", "msgpack2"), "string")
-_OBJECT_CODECS["vlen-bytes"] = "bytes"
+#: v2 codec ids that say what a ``"|O"`` array holds (zarr-python data types guide, "Object"),
+#: and the data type zarrfs reads it as; None: an object codec zarrfs does not read (``pickle``
+#: is never loaded). The ``.zarray`` parser looks among the filters for these ids.
+OBJECT_CODECS: dict[str, str | None] = {
+    "vlen-utf8": "string",
+    "json2": "string",
+    "categorize": "string",
+    "msgpack2": "string",
+    "vlen-bytes": "bytes",
+    "vlen-array": None,
+    "pickle": None,
+}
 
 
 def parse_v2_dtype(
@@ -98,11 +103,12 @@ def parse_v2_dtype(
     and compressor says what the objects are. Pickle is refused: unpickling runs code.
     """
     if value in ("|O", "<O", ">O", "O"):
-        kind = _OBJECT_CODECS.get(object_codec or "")
+        kind = OBJECT_CODECS.get(object_codec or "")
         if kind is None:
+            readable = ", ".join(name for name, kind in OBJECT_CODECS.items() if kind)
             raise UnsupportedError(
                 f"object dtype {value!r} with object codec {object_codec!r} is not supported "
-                "(only vlen-utf8, vlen-bytes, json2 and categorize; pickle is never loaded)",
+                f"(only {readable}; pickle is never loaded)",
                 path=path,
             )
         return DataType(kind, np.dtype("O"), np.dtype("O"), "utf8" if kind == "string" else "bytes")

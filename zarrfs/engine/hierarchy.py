@@ -24,6 +24,7 @@ import numpy as np
 
 from . import scheduler
 from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
+from .grid import flat_boxes, grid_shape
 from .metadata import (
     MALFORMED,
     ArrayMetadata,
@@ -37,7 +38,7 @@ from .metadata import (
 )
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .ome import declared_paths
-from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
+from .planner import chunks_in, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
 from .store import ByteRequest, Store, url_below
 
@@ -433,7 +434,7 @@ class Array(Node):
 
     @property
     def chunk_grid_shape(self) -> tuple[int, ...]:
-        return tuple(math.ceil(s / c) for s, c in zip(self.shape, self.chunks, strict=True))
+        return grid_shape(self.shape, self.chunks)
 
     def chunk_key(self, chunk_coords) -> str:
         return self._reader.chunk_key(tuple(chunk_coords))

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -84,12 +83,6 @@ class ArrayMetadata:
         if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in shape):
             return None
         return tuple(shape)
-
-    @property
-    def grid_shape(self) -> tuple[int, ...]:
-        return tuple(
-            math.ceil(s / c) if c else 0 for s, c in zip(self.shape, self.chunk_shape, strict=True)
-        )
 
 
 @dataclass(frozen=True, eq=False)

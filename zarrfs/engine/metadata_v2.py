@@ -11,7 +11,7 @@ from .cf import dimension_names_from_attrs
 from .codecs import CodecChain, CodecSource
 from .codecs_builtin import V2Layout
 from .codecs_numcodecs import v2_codec
-from .dtypes import parse_fill_value, parse_v2_dtype
+from .dtypes import OBJECT_CODECS, parse_fill_value, parse_v2_dtype
 from .errors import MetadataError
 from .metadata import (
     ArrayMetadata,
@@ -21,17 +21,6 @@ from .metadata import (
     contained,
     int_tuple,
     require,
-)
-
-#: codec ids that say what a ``"|O"`` array holds (zarr-python data types guide, "Object")
-OBJECT_CODECS = (
-    "vlen-utf8",
-    "vlen-bytes",
-    "vlen-array",
-    "json2",
-    "msgpack2",
-    "categorize",
-    "pickle",
 )
 
 

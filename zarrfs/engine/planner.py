@@ -11,7 +11,6 @@ The planner is property-tested against NumPy.
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -169,39 +168,3 @@ def chunks_in(
         return []
     per_dim = [[p[0] for p in _dim_pieces(d, c)] for d, c in zip(dims, chunk_shape, strict=True)]
     return list(itertools.product(*per_dim))
-
-
-def flat_boxes(
-    start: int, stop: int, shape: tuple[int, ...]
-) -> list[tuple[int, tuple[slice, ...]]]:
-    """A C-order flat element range as at most ``2*ndim`` boxes: (offset in the range, box).
-
-    Each box is a tuple of slices whose elements, in C order, are contiguous in the flat range.
-    """
-    if stop <= start:
-        return []
-    if not shape:
-        return [(0, ())]
-    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
-
-    def unravel(i: int) -> list[int]:
-        return [(i // s) % n for s, n in zip(strides, shape, strict=True)]
-
-    boxes: list[tuple[int, tuple[slice, ...]]] = []
-    pos = start
-    while pos < stop:
-        idx = unravel(pos)
-        # the largest aligned block starting at pos that fits before stop
-        axis = len(shape) - 1
-        while axis > 0 and idx[axis] == 0 and pos + strides[axis - 1] <= stop:
-            axis -= 1
-        span = strides[axis]
-        n = min(shape[axis] - idx[axis], (stop - pos) // span)
-        box = tuple(
-            [slice(i, i + 1) for i in idx[:axis]]
-            + [slice(idx[axis], idx[axis] + n)]
-            + [slice(0, m) for m in shape[axis + 1 :]]
-        )
-        boxes.append((pos - start, box))
-        pos += n * span
-    return boxes

@@ -28,6 +28,7 @@ from . import cache, scheduler, stats
 from .coalesce import coalesce
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
+from .grid import grid_shape
 from .metadata import ArrayMetadata, fill_array
 from .planner import ChunkRequest
 from .sharding import ShardingCodec
@@ -495,7 +496,7 @@ class ArrayReader:
     def _inner_count(self, key_coords: tuple[int, ...]) -> int:
         """How many inner chunks of the shard with these coords lie inside the array."""
         cps = self._cps
-        grid = [math.ceil(s / c) for s, c in zip(self.meta.shape, self.chunk_shape, strict=True)]
+        grid = grid_shape(self.meta.shape, self.chunk_shape)
         return math.prod(
             min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid, strict=True)
         )

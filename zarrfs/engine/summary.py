@@ -7,41 +7,14 @@ the store) is added only when asked for.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 
-import numpy as np
-
 from .cf_summary import cf_rows, cf_summary
 from .errors import ZarrfsError
+from .json_values import json_value
 from .ome import multiscales
 from .sizes import human_size
-
-
-def json_scalar(value):
-    """A NumPy scalar (or str/bytes) as JSON, with the Zarr spellings for special floats."""
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    if isinstance(value, (str, bool, int)) or value is None:
-        return value
-    v = np.asarray(value)
-    if v.dtype.fields is not None or v.dtype.kind == "V":
-        return base64.b64encode(v.tobytes()).decode()
-    if v.dtype.kind == "c":
-        return [json_scalar(v.real), json_scalar(v.imag)]
-    if v.dtype.kind == "f":
-        f = float(v)
-        if math.isnan(f):
-            return "NaN"
-        if math.isinf(f):
-            return "Infinity" if f > 0 else "-Infinity"
-        return f
-    if v.dtype.kind in "Mm":
-        return str(v)
-    if v.dtype.kind == "S":
-        return base64.b64encode(v.tobytes()).decode()
-    return v.item()
 
 
 def _codec_text(codec: dict | str) -> str:
@@ -67,7 +40,7 @@ def _array(node, stored_size: bool) -> dict:
         "chunks": list(node.chunks),
         "shards": list(node.shards) if node.shards else None,
         "codecs": node.codecs,
-        "fill_value": json_scalar(node.fill_value),
+        "fill_value": json_value(node.fill_value),
         "dimension_names": list(node.dimension_names) if node.dimension_names else None,
         "order": node.order,
         "nbytes": node.nbytes,

@@ -8,27 +8,21 @@ content has been generated once.
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 
 import numpy as np
 
+import zarrfs.engine as engine
+
 from ..csv_text import write_csv
 
 
 def json_bytes(values: np.ndarray) -> bytes:
-    """Nested JSON lists; ``bytes`` elements become base64 strings (JSON has no bytes)."""
-
-    def convert(item):
-        if isinstance(item, bytes | bytearray):
-            return base64.b64encode(item).decode("ascii")
-        if isinstance(item, np.generic):
-            return item.item()
-        return item
-
-    data = np.vectorize(convert, otypes=[object])(values) if values.size else values
-    return (json.dumps(data.tolist(), ensure_ascii=False, indent=1) + "\n").encode("utf8")
+    """Nested JSON lists; ``bytes`` elements become base64 strings (JSON has no bytes), as
+    everywhere (``engine.json_value``)."""
+    data = engine.json_value(values.tolist())
+    return (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf8")
 
 
 def csv_bytes(values: np.ndarray) -> bytes:

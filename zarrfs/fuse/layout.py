@@ -1,6 +1,6 @@
 """Names in the mounted folder: which files a node offers and what they are called.
 
-The scheme (documented in README_SECTION.md, section "What the folder shows"):
+The scheme (documented in README.md, section "What the folder shows"):
 
 * every node: ``attrs.json``, ``meta.json``, ``info.txt``;
 * an array of a fixed-size type: ``data.npy``, ``data.raw``; 2-D and numeric also ``data.tif``;
@@ -24,7 +24,6 @@ import numpy as np
 from .npy import supports_npy
 from .tiff import supports_tiff
 
-NODE_FILES = ("attrs.json", "meta.json", "info.txt")
 CONTROL_DIR = ".zarrfs"
 PLANES_DIR = "planes"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")

@@ -25,8 +25,6 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from .boxes import flat_boxes
-
 log = logging.getLogger(__name__)
 
 _WAIT = 120.0  # seconds; the engine's own timeouts and retries end a read well before this
@@ -112,7 +110,7 @@ class ReadAhead:
         values = buffer[: (stop - first) * file.itemsize].view(file.array.dtype)
         futures, offset = [], 0
         shape = tuple(file.array.shape)
-        for box in flat_boxes(shape, file.start + first, file.start + stop):
+        for _, box in engine.flat_boxes(file.start + first, file.start + stop, shape):
             box_shape = tuple(s.stop - s.start for s in box)
             count = int(np.prod(box_shape, dtype=np.int64))
             out = values[offset : offset + count].reshape(box_shape)

@@ -203,61 +203,26 @@ _ARRAY_FILES = {
 
 
 def _pretty_json(value) -> bytes:
-    return (json.dumps(value, indent=2, ensure_ascii=False, default=_json_default) + "\n").encode()
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, bytes):
-        return value.decode("latin1")
-    return str(value)
+    return (json.dumps(engine.json_value(value), indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def _info_text(node) -> bytes:
-    if hasattr(engine, "summary"):
-        text = engine.format_summary(engine.summary(node))
-    else:  # until the engine offers summary(): the essentials from metadata
-        text = _basic_summary(node)
-    return (text if text.endswith("\n") else text + "\n").encode()
-
-
-def _basic_summary(node) -> str:
-    lines = [f"{node.kind}: /{node.path}", f"zarr_format: {node.zarr_format}"]
-    if node.kind == "array":
-        lines += [
-            f"shape: {tuple(node.shape)}",
-            f"data_type: {node.data_type}",
-            f"chunks: {tuple(node.chunks)}",
-            f"dimension_names: {node.dimension_names}",
-        ]
-    return "\n".join(lines)
+    return engine.format_summary(engine.summary(node)).encode()
 
 
 def ome_axes_by_path(group) -> dict[str, list[str]]:
     """``{array name: [axis names]}`` for the pyramid levels of an OME-Zarr image group."""
-    if not hasattr(engine, "multiscales"):
-        return {}
     try:
-        descriptions = engine.multiscales(group) or []
-    except Exception:  # not OME-Zarr, or metadata the engine rejects: no axis names then
-        log.debug("no OME multiscales for %r", getattr(group, "path", ""), exc_info=True)
+        descriptions = engine.multiscales(group)
+    except engine.ZarrfsError:  # OME metadata the engine rejects: no axis names then
+        log.debug("no OME multiscales for %r", group.path, exc_info=True)
         return {}
-    found: dict[str, list[str]] = {}
-    for description in descriptions:
-        axes = [
-            _field(axis, "name") if not isinstance(axis, str) else axis
-            for axis in (_field(description, "axes") or [])
-        ]
-        for dataset in _field(description, "datasets") or []:
-            path = dataset if isinstance(dataset, str) else _field(dataset, "path")
-            if path is not None and axes:
-                found[str(path)] = [str(a) if a else "" for a in axes]
-    return found
-
-
-def _field(value, name):
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+    return {
+        dataset.path: [axis.name or "" for axis in description.axes]
+        for description in descriptions
+        if description.axes
+        for dataset in description.datasets
+    }
 
 
 def build_node_directory(context: NodeContext, node, ome_axes=None):
