@@ -223,7 +223,7 @@ class InfoPanel(QWidget):
         self._token += 1
         is_array = node.kind == "array"
         rows = FACTS.get(node.kind, group_facts)(node)
-        if getattr(node, "error", None) is not None:  # the reason comes first, where it is seen
+        if node.error is not None:  # the reason comes first, where it is seen
             rows.insert(0, ("error", messages.describe(node.error, node=node.path).text))
         ome_source = node if node.kind == "group" else multiscale_group
         if ome_source is not None:

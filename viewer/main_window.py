@@ -336,7 +336,7 @@ class MainWindow(QMainWindow):
         self.info.show_node(node, self.store_url)
         self.show_as_row.hide()
         self.node_shown.emit(node.path)
-        if getattr(node, "error", None) is not None:  # nothing to read: say why, read nothing
+        if node.error is not None:  # nothing to read: say why, read nothing
             self.image.clear()
             reason = messages.describe(node.error, node=node.path).one_line()
             self.placeholder.setText(f"/{node.path}: {reason}")

@@ -66,7 +66,7 @@ def node_icon_name(node) -> str:
 def node_error_text(node, path: str) -> str | None:
     """Why a node's data cannot be read (its metadata cannot be used, or its codecs cannot be
     built), as one line; None for a node that reads."""
-    error = getattr(node, "error", None)
+    error = node.error
     return messages.describe(error, node=path).one_line() if error is not None else None
 
 
@@ -205,7 +205,7 @@ class HierarchyModel(QAbstractItemModel):
         for row, (name, node, error) in enumerate(members):
             path = f"{item.path}/{name}" if item.path else name
             child = TreeItem(name=name, path=path, node=node, parent=item, row=row)
-            error = error if error is not None else getattr(node, "error", None)
+            error = error if error is not None or node is None else node.error
             if error is not None:  # not listed, or listed but its data cannot be read
                 message = messages.describe(error, node=path)
                 child.error = message.one_line()
@@ -246,7 +246,9 @@ class HierarchyModel(QAbstractItemModel):
                 return "" if column == 1 else ("error" if item.error else "")
             if column == 1:
                 return shape_text(item.node)
-            return "" if item.is_group else type_text(item.node)
+            return (
+                type_text(item.node) if item.node is not None and item.node.kind == "array" else ""
+            )
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
             return icon("error" if item.error or item.node is None else node_icon_name(item.node))
         if role == Qt.ItemDataRole.ToolTipRole:

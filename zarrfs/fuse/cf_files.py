@@ -31,7 +31,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
 def decoded_variable(array):
     """The CF variable of an array whose decoded ``.npy`` the mount offers, else None."""
-    if not hasattr(array, "attrs") or np.dtype(array.dtype).kind not in "iuf":
+    if array.kind != "array" or np.dtype(array.dtype).kind not in "iuf":
         return None
     var = engine.cf.variable(array)
     if not var.encoded or var.decoded_dtype.kind not in "fM":
@@ -126,6 +126,6 @@ class CoordinateNames:
 
 def coordinate_names(array, labels: list[str], index_stem) -> CoordinateNames | None:
     """Value names for an array's planes, or None for a node that has no parent group."""
-    if getattr(array, "dimension_names", None) is None:
+    if array.dimension_names is None:
         return None
     return CoordinateNames(array, labels, index_stem)
