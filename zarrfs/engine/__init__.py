@@ -61,6 +61,11 @@ Process-wide
     cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
+    ``image(group)``: an OME-Zarr ``Image`` (multiscale, ``omero`` channels with label, colour,
+    ``Window`` and active flag, defaultZ/T, ``image-label`` colours and properties, names of its
+    label images; ``None`` when not an image); ``image_levels(group)``: ``{dataset path:
+    Level}`` (nested paths too). ``blend(planes, colors, windows)``: the additive RGB composite
+    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
@@ -73,6 +78,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 
 from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
+from .composite import auto_window, blend
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -88,7 +94,22 @@ from .errors import (
     ZarrfsError,
 )
 from .hierarchy import Array, Group, Node, open
-from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
+from .ome import (
+    Axis,
+    Channel,
+    Dataset,
+    Image,
+    ImageLabel,
+    Level,
+    Multiscale,
+    Omero,
+    Window,
+    axis_names_of_level,
+    image,
+    image_levels,
+    levels,
+    multiscales,
+)
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .scheduler import cancel_all as cancel_all_reads
@@ -108,8 +129,18 @@ def reset_stats() -> None:
 __all__ = [
     "Array",
     "Axis",
+    "Channel",
     "Dataset",
+    "Image",
+    "ImageLabel",
+    "Level",
     "Multiscale",
+    "Omero",
+    "Window",
+    "auto_window",
+    "blend",
+    "image",
+    "image_levels",
     "axis_names_of_level",
     "format_summary",
     "human_size",
