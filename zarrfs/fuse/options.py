@@ -65,6 +65,7 @@ class MountOptions:
     ttl: float | None = None  # None: snapshot; else attribute/entry/page-cache lifetime (s)
     png: bool = False  # opt-in 8-bit PNG previews of planes (size known only after encoding)
     csv: bool = False  # opt-in CSV for small 1-D / 2-D arrays
+    composite: bool = False  # opt-in RGB .tif of an OME-Zarr plane's channels (generated)
     csv_max_elements: int = 1_000_000
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
@@ -132,6 +133,7 @@ _PARSERS = {
     "ttl": _parse_ttl,
     "png": _parse_bool,
     "csv": _parse_bool,
+    "composite": _parse_bool,
     "csv_max_elements": int,
     "json_max_elements": int,
     "prefetch": parse_size,

@@ -19,6 +19,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from . import composite as composite_files
 from . import formats, layout
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
@@ -53,52 +54,82 @@ class Directory:
 
 
 class PlaneDirectory:
-    """``planes/`` and its sub-levels: entries computed from indices, never all held at once."""
+    """``planes/`` and its sub-levels: entries computed from indices, never all held at once.
+
+    With ``composite`` (``-o composite``, an OME-Zarr image with a channel axis), the level of
+    the channel axis also offers ``composite`` (a directory, or ``composite.tif`` at the last
+    level): below it the prefix holds ``None`` for the channel axis and planes are RGB ``.tif``
+    composites of every active channel."""
 
     def __init__(
         self,
         context: NodeContext,
         array,
         labels: list[str],
-        prefix: tuple[int, ...],
+        prefix: tuple,
         headers: dict | None = None,
+        composite: composite_files.CompositeSpec | None = None,
     ):
         self.context = context
         self.headers = {} if headers is None else headers  # kind -> prefix bytes, per array
         self.array = array
         self.labels = labels
         self.prefix = prefix
+        self.composite = composite
         shape = tuple(array.shape)
         self.axis = len(prefix)
         self.count = shape[self.axis]
         self.is_last_level = self.axis == len(shape) - 3
-        self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
+        self.in_composite = None in prefix
+        self.kinds = (
+            ["tif"]
+            if self.in_composite
+            else layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
+        )
         self._names: list[str] | None = None
+
+    @property
+    def offers_composite(self) -> bool:
+        return self.composite is not None and self.composite.axis == self.axis
 
     def names(self) -> list[str]:
         if self._names is None:  # a listing asks again for every page of entries
             label = self.labels[self.axis]
             stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
+            if self.offers_composite:
+                stems.append(composite_files.NAME)
             self._names = (
                 stems
                 if not self.is_last_level
-                else [f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+                else [
+                    f"{stem}.{kind}"
+                    for stem in stems
+                    for kind in (["tif"] if stem == composite_files.NAME else self.kinds)
+                ]
             )
         return self._names
 
     def lookup(self, name: str):
         label = self.labels[self.axis]
         stem, dot, kind = name.rpartition(".") if self.is_last_level else (name, "", "")
-        if self.is_last_level and (not dot or kind not in self.kinds):
-            return None
-        index = layout.parse_plane_entry(stem, label, self.count)
-        if index is None:
-            return None
+        if self.offers_composite and stem == composite_files.NAME:
+            index = None
+            if self.is_last_level and kind != "tif":
+                return None
+        else:
+            if self.is_last_level and (not dot or kind not in self.kinds):
+                return None
+            index = layout.parse_plane_entry(stem, label, self.count)
+            if index is None:
+                return None
+        prefix = self.prefix + (index,)
         if not self.is_last_level:
             return PlaneDirectory(
-                self.context, self.array, self.labels, self.prefix + (index,), self.headers
+                self.context, self.array, self.labels, prefix, self.headers, self.composite
             )
-        return self.context.plane_file(self.array, self.prefix + (index,), kind, self.headers)
+        if None in prefix:
+            return composite_files.composite_file(self.array, self.composite, prefix)
+        return self.context.plane_file(self.array, prefix, kind, self.headers)
 
 
 class NodeContext:
@@ -214,50 +245,42 @@ def _basic_summary(node) -> str:
     return "\n".join(lines)
 
 
-def ome_axes_by_path(group) -> dict[str, list[str]]:
-    """``{array name: [axis names]}`` for the pyramid levels of an OME-Zarr image group."""
-    if not hasattr(engine, "multiscales"):
-        return {}
-    try:
-        descriptions = engine.multiscales(group) or []
-    except Exception:  # not OME-Zarr, or metadata the engine rejects: no axis names then
-        log.debug("no OME multiscales for %r", getattr(group, "path", ""), exc_info=True)
-        return {}
-    found: dict[str, list[str]] = {}
-    for description in descriptions:
-        axes = [
-            _field(axis, "name") if not isinstance(axis, str) else axis
-            for axis in (_field(description, "axes") or [])
-        ]
-        for dataset in _field(description, "datasets") or []:
-            path = dataset if isinstance(dataset, str) else _field(dataset, "path")
-            if path is not None and axes:
-                found[str(path)] = [str(a) if a else "" for a in axes]
-    return found
+def _levels_below(levels: dict, name: str) -> dict:
+    """The entries of ``levels`` (``{relative path: engine.Level}``) under the child ``name``,
+    re-keyed relative to it; the child's own level, if it is one, under ``""``."""
+    below = {}
+    for path, level in levels.items():
+        if path == name:
+            below[""] = level
+        elif path.startswith(name + "/"):
+            below[path[len(name) + 1 :]] = level
+    return below
 
 
-def _field(value, name):
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+def build_node_directory(context: NodeContext, node, levels=None):
+    """The directory of a group or an array. ``levels``: the OME-Zarr pyramid levels at or below
+    ``node`` that an ancestor image declares, ``{relative path: engine.Level}``."""
+    return Directory(lambda: _node_entries(context, node, levels or {}))
 
 
-def build_node_directory(context: NodeContext, node, ome_axes=None):
-    """The directory of a group or an array."""
-    return Directory(lambda: _node_entries(context, node, ome_axes))
-
-
-def _node_entries(context: NodeContext, node, ome_axes) -> dict:
+def _node_entries(context: NodeContext, node, levels: dict) -> dict:
     if node.kind == "array":
-        return _array_entries(context, node, ome_axes)
-    return _group_entries(context, node)
+        return _array_entries(context, node, levels.get(""))
+    return _group_entries(context, node, levels)
 
 
-def _group_entries(context: NodeContext, group) -> dict:
+def _group_entries(context: NodeContext, group, inherited: dict) -> dict:
     """A group's children, each opened only when its own directory is first used: a child
     whose metadata is broken (bad JSON, an unknown codec) or cannot be fetched then fails
-    alone, with EIO and a log line naming it, while its siblings and the group still list."""
-    ome = ome_axes_by_path(group)
+    alone, with EIO and a log line naming it, while its siblings and the group still list.
+
+    An image's levels may sit deeper than its children (ngff-zarr: ``scale0/image``): they are
+    handed down until the array is reached, so every level gets the image's axis names."""
+    levels = {p: v for p, v in inherited.items() if p} | engine.image_levels(group)
     entries: dict = {
-        name: Directory(lambda name=name: _node_entries(context, group[name], ome.get(name)))
+        name: Directory(
+            lambda name=name: _node_entries(context, group[name], _levels_below(levels, name))
+        )
         for name in group.keys()
     }
     for name, file in context.node_files(group).items():
@@ -265,13 +288,16 @@ def _group_entries(context: NodeContext, group) -> dict:
     return entries
 
 
-def _array_entries(context: NodeContext, array, ome_axes) -> dict:
+def _array_entries(context: NodeContext, array, level) -> dict:
+    """``level``: the ``engine.Level`` this array is in an OME-Zarr image, or None."""
     entries: dict = {}
     for name, kind in layout.array_file_kinds(array, context.options):
         entries[name] = context.array_file(array, kind)
     if layout.has_planes(array):
+        ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
-        entries[layout.PLANES_DIR] = PlaneDirectory(context, array, labels, ())
+        composite = composite_files.channel_axis(array, level, context.options)
+        entries[layout.PLANES_DIR] = PlaneDirectory(context, array, labels, (), composite=composite)
     entries.update(context.node_files(array))
     return entries
 
