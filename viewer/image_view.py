@@ -26,6 +26,8 @@ import zarrfs.engine as engine
 
 from . import messages, transforms
 from .axis_controls import AxisControls
+from .channel_panel import ChannelPanel
+from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .plane_controller import PlaneController
 from .tiles import Level
@@ -103,6 +105,9 @@ class ImageView(QWidget):
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
+        self.channel_panel = ChannelPanel()
+        self.channel_panel.changed.connect(self._channels_changed)
+        self.channel_panel.composite_changed.connect(self._composite_changed)
         self._build_toolbar()
         self.cursor_label = QLabel(" ")
         self.cursor_label.setObjectName("cursorLabel")
@@ -157,6 +162,7 @@ class ImageView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addLayout(images, 1)
+        layout.addWidget(self.channel_panel)
         layout.addWidget(self.axes)
         layout.addWidget(self.cursor_label)
 
@@ -171,9 +177,11 @@ class ImageView(QWidget):
         field_name: str | None = None,
         indices: list[int] | None = None,
         axis_names: tuple[str, ...] = (),
+        image=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
-        (default: its dimension names)."""
+        (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
+        to: its channels are shown as a composite, starting at its default z and t."""
         dtype = np.dtype(node.dtype)
         fields = transforms.numeric_fields(dtype)
         if fields and field_name not in fields:
@@ -187,6 +195,10 @@ class ImageView(QWidget):
             complex_mode=self.complex_combo.currentText(),
             show_chunk_grid=self.grid_check.isChecked(),
         )
+        for axis, value in default_indices(
+            image, self.state.dimension_names, self.state.shape
+        ).items():
+            self.state.set_index(axis, value)
         if indices:
             try:
                 self.state.set_indices(indices)
@@ -203,11 +215,19 @@ class ImageView(QWidget):
         self.field_combo.setVisible(bool(fields))
         self.complex_combo.setVisible(transforms.field_dtype(dtype, field_name).kind == "c")
         self.auto_levels.setChecked(True)
-        self.controller.set_source(node_path, self.state, levels, arrays)
+        channels = (
+            ChannelState.for_image(image, self.state.shape)
+            if dtype.kind in "biuf" and not fields
+            else None
+        )
+        self.channel_panel.set_state(channels)
+        self.controller.set_source(node_path, self.state, levels, arrays, channels)
         self.axes.set_state(self.state)
+        self._composite_controls()
         self.fit()
 
     def clear(self) -> None:
+        self.channel_panel.set_state(None)
         self.controller.clear()
         self.state = None
         self.image_item.clear()
@@ -247,6 +267,7 @@ class ImageView(QWidget):
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
+            self._composite_controls()
             self.fit()
 
     def _index_changed(self, axis: int, value: int) -> None:
@@ -261,6 +282,10 @@ class ImageView(QWidget):
             self.refresh()
 
     def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_C:
+            self.channel_panel.toggle_composite()
+            event.accept()
+            return
         if event.key() in KEY_STEPS:
             self.step(KEY_STEPS[event.key()])
             event.accept()
@@ -271,7 +296,36 @@ class ImageView(QWidget):
         if event.type() == QEvent.Type.KeyPress and event.key() in KEY_STEPS:
             self.step(KEY_STEPS[event.key()])
             return True
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_C:
+            self.channel_panel.toggle_composite()
+            return True
         return super().eventFilter(watched, event)
+
+    def _channels_changed(self) -> None:
+        """A channel toggled or its window changed: blend again what is loaded (no read)."""
+        self.controller.redraw()
+
+    def _composite_changed(self, _on: bool) -> None:
+        self._composite_controls()
+        self.refresh()
+
+    def _composite_controls(self) -> None:
+        """The histogram and colormap set the contrast of one plane, a composite has its
+        channels' windows instead; its channel slider has nothing to choose, and the keys
+        step along another axis."""
+        composite = self.controller.composite
+        self.histogram.setVisible(not composite)
+        self.colormap_combo.setEnabled(not composite)
+        self.auto_levels.setEnabled(not composite)
+        channels, state = self.controller.channels, self.state
+        if channels is None or state is None:
+            return
+        for widget in (self.axes.sliders.get(channels.axis), self.axes.spins.get(channels.axis)):
+            if widget is not None:
+                widget.setEnabled(not composite)
+        others = [a for a in state.slider_axes if a != channels.axis]
+        if composite and state.slider_axis == channels.axis and others:
+            state.slider_axis = others[0]
 
     def _colormap_changed(self, name: str) -> None:
         self.histogram.item.gradient.setColorMap(colormap(name))
@@ -338,9 +392,23 @@ class ImageView(QWidget):
         sample = self.controller.sample_at(y, x)
         if sample is not None:  # zoomed out: name the element whose value is shown
             index[state.y_axis], index[state.x_axis] = sample
-        coords = ", ".join(f"{state.axis_label(a)}={i}" for a, i in enumerate(index))
+        composite = self.controller.composite
+        channels = self.controller.channels
+        coords = ", ".join(
+            f"{state.axis_label(a)}={i}"
+            for a, i in enumerate(index)
+            if not (composite and a == channels.axis)
+        )
         value = self.controller.value_at(y, x)
-        text = "loading…" if value is None else transforms.format_value(value)
+        if value is None:
+            text = "loading…"
+        elif composite:
+            text = "  ".join(
+                f"{c.label} {transforms.format_value(v)}"
+                for c, v in zip(channels.channels, value, strict=True)
+            )
+        else:
+            text = transforms.format_value(value)
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"

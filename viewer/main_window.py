@@ -416,6 +416,7 @@ class MainWindow(QMainWindow):
                 field_name=field_name,
                 indices=indices,
                 axis_names=found.axis_names,
+                image=found.image,
             )
             self.image.setFocus()
 

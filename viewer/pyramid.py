@@ -26,6 +26,7 @@ class Pyramid:
     arrays: list
     group: object | None  # the OME-Zarr image group, or None
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
+    image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
 
 
 def _get(item, name, default=None):
@@ -77,6 +78,7 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
         arrays=arrays,
         group=group,
         axis_names=_axis_names(group, arrays[0]),
+        image=ome_image(group),
     )
 
 
@@ -110,6 +112,16 @@ def _axis_names(group, node) -> tuple[str, ...]:
     return tuple(names) if names and len(names) == node.ndim else own
 
 
+def ome_image(group):
+    """The engine's OME-Zarr ``Image`` of ``group``; None when it has none or its metadata
+    cannot be used (the engine logs why; the pyramid still shows, without channel colours)."""
+    try:
+        return engine.image(group)
+    except engine.ZarrfsError:
+        logger.debug("no OME image for %s", group.path, exc_info=True)
+        return None
+
+
 def find_pyramid(root, node) -> Pyramid | None:
     """The pyramid to show for ``node``: an OME-Zarr group, an array inside one, or the array.
 
@@ -128,7 +140,9 @@ def find_pyramid(root, node) -> Pyramid | None:
             if pyramid is not None:
                 return pyramid
         if node.name in paths:  # a coarser level, shown alone
-            return replace(single(node), axis_names=_axis_names(parent, node))
+            return replace(
+                single(node), axis_names=_axis_names(parent, node), image=ome_image(parent)
+            )
     return single(node)
 
 
