@@ -69,16 +69,26 @@ class ChannelState:
             out.append(channel.auto_window or (0.0, 1.0))
         return out
 
-    def render(self, raw: np.ndarray, known: np.ndarray) -> np.ndarray:
-        """The composite (rows, cols, 3) ``uint8`` of the visible channels of ``raw``."""
-        windows = self.windows(raw, known)
+    def key(self, windows: list[tuple[float, float]]) -> tuple:
+        """What the blend depends on besides the values: equal keys blend equal pixels."""
+        return (tuple(windows), tuple((c.visible, c.color) for c in self.channels))
+
+    def render(
+        self, raw: np.ndarray, windows: list[tuple[float, float]], out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The composite (rows, cols, 3) ``uint8`` of the visible channels of ``raw``
+        (channels, rows, cols), with ``windows`` (from :meth:`windows`); into ``out``."""
         shown = [k for k, c in enumerate(self.channels) if c.visible]
+        if out is None:
+            out = np.empty(raw.shape[1:] + (3,), np.uint8)
         if not shown:
-            return np.zeros(raw.shape[1:] + (3,), np.uint8)
+            out[...] = 0
+            return out
         return engine.blend(
             [raw[k] for k in shown],
             [self.channels[k].color for k in shown],
             [windows[k] for k in shown],
+            out=out,
         )
 
 

@@ -51,7 +51,7 @@ def safe_histogram(image_item, bins: int = 256):
 
     def histogram(*_args, **_kwargs):
         image = image_item.image
-        if image is None or image.size == 0:
+        if image is None or image.size == 0 or image.ndim != 2:  # a composite has no histogram
             return None, None
         step = max(1, int(np.sqrt(image.size / 250_000)))
         with np.errstate(all="ignore"):

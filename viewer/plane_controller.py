@@ -66,6 +66,8 @@ class PlaneController(QObject):
         self.coarse_display: np.ndarray | None = None
         self.current_levels: tuple[float, float] | None = None
         self.channels: ChannelState | None = None
+        self._blend_key: tuple | None = None  # what the composite on screen was blended with
+        self._changed: list[tuple[slice, slice]] = []  # regions stored since it was blended
         self._dirty: set[int] = set()
         self._finished_generation = -1
         self._redraw = QTimer(self)
@@ -215,6 +217,7 @@ class PlaneController(QObject):
         old = self.request
         self._prepare_coarse(request, shown)
         self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
+        self._changed = []  # the composite on screen still matches the stored values
         count = self._channel_count(request)
         raw_shape = (g.ny, g.nx) if count is None else (count, g.ny, g.nx)
         display_shape = (g.ny, g.nx) if count is None else (g.ny, g.nx, 3)
@@ -228,6 +231,7 @@ class PlaneController(QObject):
             and self.display.ndim == len(display_shape)
         ):
             if old.geometry != g:
+                self._blend_key = None  # resampled: blend it all again
                 fill = np.zeros((), dtype)[()]
                 if count is None:
                     self.raw = resample(self.raw, old.geometry, g, fill)
@@ -236,8 +240,22 @@ class PlaneController(QObject):
                     self.raw = np.stack([resample(r, old.geometry, g, fill) for r in self.raw])
                     self.display = np.zeros(display_shape, dtype=shown)
         else:
+            self._blend_key = None
             self.raw = np.zeros(raw_shape, dtype=dtype)
             self.display = np.zeros(display_shape, dtype=shown)
+
+    def _render_composite(self) -> None:
+        """Blend the stored channels into the drawn buffer: only the regions stored since the
+        last blend when the windows, colours and toggles are the same, else all of it."""
+        windows = self.channels.windows(self.raw, self.loaded | self.approx)
+        key = self.channels.key(windows)
+        changed, self._changed = self._changed, []
+        if key != self._blend_key or self.display.shape[:2] != self.raw.shape[1:]:
+            self.display = self.channels.render(self.raw, windows)
+            self._blend_key = key
+            return
+        for rows, cols in changed:
+            self.channels.render(self.raw[:, rows, cols], windows, out=self.display[rows, cols])
 
     def _channel_count(self, request: PlaneRequest) -> int | None:
         """Channels in the stored buffer (None: one plane, not a composite)."""
@@ -327,6 +345,7 @@ class PlaneController(QObject):
         if self.composite:  # drawn by blending the stored values in redraw()
             self.raw[:, rows, cols] = block
             self.loaded[rows, cols] = True if good is None else good
+            self._changed.append((rows, cols))
             return
         try:
             self.raw[rows, cols] = block
@@ -371,6 +390,7 @@ class PlaneController(QObject):
         if self.composite:
             values = self.coarse_display[(slice(None),) + where]
             np.copyto(self.raw[:, r0:r1, c0:c1], values, where=free)
+            self._changed.append((slice(r0, r1), slice(c0, c1)))
         else:
             np.copyto(self.display[r0:r1, c0:c1], self.coarse_display[where], where=free)
         self.approx[r0:r1, c0:c1] |= free
@@ -388,8 +408,9 @@ class PlaneController(QObject):
                 self._redraw.start()  # the rest on the next pass: input and paints go first
                 break
         if self.composite:
-            self.display = self.channels.render(self.raw, self.loaded | self.approx)
-            self.image_item.setImage(self.display, autoLevels=False, levels=(0, 255))
+            self._render_composite()
+            # RGB uint8 without levels: pyqtgraph hands the bytes to Qt as they are
+            self.image_item.setImage(self.display, autoLevels=False, levels=None)
         else:
             self.image_item.setImage(self.display, autoLevels=False, levels=self._levels())
         g = self.request.geometry  # after setImage: the rect scales by the image's size

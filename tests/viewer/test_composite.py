@@ -64,6 +64,12 @@ def test_composite_equals_numpy_blend(window, idle, qtbot, ome_images, version):
     qtbot.keyClick(view, Qt.Key.Key_C)
     idle(window)
     assert_close(view.image_item.image, expected)
+    qtbot.keyClick(view, Qt.Key.Key_Up)  # z steps, not c: only the new tiles are blended
+    idle(window)
+    assert view.state.indices[:2] == [0, 3]
+    later = written.data[:, 3]
+    windows = [(500.0, 1500.0), WINDOWS[2]]
+    assert_close(view.image_item.image, numpy_blend(later[1:], COLORS[1:], windows))
 
 
 def test_automatic_windows_without_omero(window, idle, ome_images):
@@ -89,3 +95,41 @@ def test_plain_arrays_keep_one_channel(window, idle, sample_store):
     assert window.image.controller.channels is None
     assert not window.image.channel_panel.isVisible()
     np.testing.assert_array_equal(window.image.image_item.image, arrays["volume"][0])
+
+
+def test_tiles_blend_as_they_land(window, idle, tmp_path):
+    """Many chunks per plane: the composite is blended tile by tile as they land (and when the
+    plane changes, only the new tiles), yet equals the blend of the whole plane."""
+    import zarr
+
+    rng = np.random.default_rng(1)
+    data = rng.integers(0, 1000, (2, 3, 100, 90), dtype=np.uint16)
+    root = zarr.open_group(str(tmp_path / "tiles.zarr"), mode="w", zarr_format=2)
+    root.create_array("0", data=data, chunks=(1, 1, 16, 16))
+    root.attrs.update(
+        {
+            "multiscales": [
+                {
+                    "version": "0.4",
+                    "axes": [{"name": "c", "type": "channel"}]
+                    + [{"name": n, "type": "space"} for n in "zyx"],
+                    "datasets": [{"path": "0"}],
+                }
+            ],
+            "omero": {
+                "channels": [
+                    {"color": "FF8000", "window": {"start": 100, "end": 900}},
+                    {"color": "0080FF", "window": {"start": 0, "end": 500}},
+                ]
+            },
+        }
+    )
+    window.open_store(str(tmp_path / "tiles.zarr"), {})
+    idle(window)
+    view = window.image
+    assert len(view.controller.request.tiles) > 1
+    colors, windows = [(255, 128, 0), (0, 128, 255)], [(100, 900), (0, 500)]
+    for z in (0, 2, 1):
+        view.axes.sliders[1].setValue(z)
+        idle(window)
+        assert_close(view.image_item.image, numpy_blend(list(data[:, z]), colors, windows))

@@ -37,10 +37,16 @@ def auto_window(values: np.ndarray) -> tuple[float, float]:
 def scale_to_window(values: np.ndarray, start: float, end: float) -> np.ndarray:
     """``values`` mapped to 0..1 (float32) by the window; NaN becomes 0. An inverted window
     (``start > end``) inverts the ramp."""
-    span = end - start
-    out = (np.asarray(values, dtype=np.float32) - np.float32(start)) / np.float32(span)
+    return _scale(np.asarray(values), start, end)
+
+
+def _scale(values: np.ndarray, start: float, end: float) -> np.ndarray:
+    out = values.astype(np.float32)
+    out -= np.float32(start)
+    out *= np.float32(1.0 / (end - start))
     np.clip(out, 0.0, 1.0, out=out)
-    out[np.isnan(out)] = 0.0
+    if values.dtype.kind in "fc":  # integers are never NaN
+        out[np.isnan(out)] = 0.0
     return out
 
 
@@ -48,17 +54,29 @@ def blend(
     planes: Sequence[np.ndarray],
     colors: Sequence[tuple[int, int, int]],
     windows: Sequence[tuple[float, float]],
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The additive composite of ``planes`` (each 2-D, the same shape) as ``uint8`` RGB
-    ``(height, width, 3)``: ``sum(scaled * colour)`` per channel, clipped to 255 and rounded."""
+    ``(height, width, 3)``: ``sum(scaled * colour)`` per channel, clipped to 255 and rounded;
+    written into ``out`` when given (a region of a larger picture, say).
+
+    Summed per colour component in contiguous planes, then interleaved once."""
     if not planes:
         raise ValueError("a composite needs at least one channel")
     shape = np.shape(planes[0])
-    total = np.zeros(shape + (3,), dtype=np.float32)
+    total = np.zeros((3,) + shape, dtype=np.float32)  # in units of 255
     for plane, color, (start, end) in zip(planes, colors, windows, strict=True):
         scaled = scale_to_window(plane, start, end)
         for k in range(3):
-            if color[k]:
-                total[..., k] += scaled * np.float32(color[k])
-    np.clip(total, 0.0, 255.0, out=total)
-    return np.rint(total).astype(np.uint8)
+            if color[k] == 255:
+                total[k] += scaled
+            elif color[k]:
+                total[k] += scaled * np.float32(color[k] / 255.0)
+    np.clip(total, 0.0, 1.0, out=total)
+    total *= np.float32(255.0)
+    np.rint(total, out=total)
+    if out is None:
+        out = np.empty(shape + (3,), dtype=np.uint8)
+    for k in range(3):
+        out[..., k] = total[k]
+    return out
