@@ -29,7 +29,9 @@ from .axis_controls import AxisControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .physical import PhysicalAxes
 from .plane_controller import PlaneController
+from .scale_bar import ScaleBar
 from .tiles import Level
 from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
 
@@ -96,11 +98,20 @@ class ImageView(QWidget):
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
+        self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
         self.view_box.addItem(self.image_item)
+        self.view_box.addItem(self.composite_item)
         self.view_box.addItem(self.grid_item)
         self.image_item.getHistogram = safe_histogram(self.image_item)
+        self.physical: PhysicalAxes | None = None
+        self.scale_bar = ScaleBar()
+        self.scale_bar.setParentItem(self.view_box)
+        self.scale_bar.anchor((1, 1), (1, 1), offset=(-20, -20))
+        self.scale_bar.setVisible(False)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
-        self.controller = PlaneController(self.image_item, self.grid_item, self)
+        self.controller = PlaneController(
+            self.image_item, self.grid_item, self, composite_item=self.composite_item
+        )
         self.controller.painted.connect(self.painted)
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
@@ -117,6 +128,7 @@ class ImageView(QWidget):
         self._view_timer.setInterval(40)
         self._view_timer.timeout.connect(lambda: self.refresh(force=False))
         self.view_box.sigRangeChanged.connect(lambda *_: self._view_timer.start())
+        self.view_box.sigRangeChanged.connect(lambda *_: self._update_scale_bar())
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
         self.histogram.item.sigLevelChangeFinished.connect(self._user_levels)
         self.axes.axes_changed.connect(self._axes_changed)
@@ -221,6 +233,8 @@ class ImageView(QWidget):
             else None
         )
         self.channel_panel.set_state(channels)
+        self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        self._true_aspect()
         self.controller.set_source(node_path, self.state, levels, arrays, channels)
         self.axes.set_state(self.state)
         self._composite_controls()
@@ -228,9 +242,12 @@ class ImageView(QWidget):
 
     def clear(self) -> None:
         self.channel_panel.set_state(None)
+        self.physical = None
+        self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
         self.image_item.clear()
+        self.composite_item.clear()
 
     def fit(self) -> None:
         """Show the whole plane."""
@@ -268,6 +285,7 @@ class ImageView(QWidget):
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
             self._composite_controls()
+            self._true_aspect()
             self.fit()
 
     def _index_changed(self, axis: int, value: int) -> None:
@@ -300,6 +318,22 @@ class ImageView(QWidget):
             self.channel_panel.toggle_composite()
             return True
         return super().eventFilter(watched, event)
+
+    def _true_aspect(self) -> None:
+        """Draw a pixel as wide and tall as it is in physical units (an XZ plane of a z-stack
+        with 2 µm steps and 0.5 µm pixels is four times as tall as it is wide)."""
+        state, physical = self.state, self.physical
+        ratio = physical.aspect(state.y_axis, state.x_axis) if physical and state else 1.0
+        self.view_box.setAspectLocked(True, ratio=ratio)
+        self._update_scale_bar()
+
+    def _update_scale_bar(self) -> None:
+        state, physical = self.state, self.physical
+        self.scale_bar.setVisible(physical is not None and state is not None)
+        if physical is None or state is None:
+            return
+        (x0, x1), _ = self.view_box.viewRange()
+        self.scale_bar.show_length(*physical.bar(state.x_axis, x1 - x0))
 
     def _channels_changed(self) -> None:
         """A channel toggled or its window changed: blend again what is loaded (no read)."""
@@ -384,6 +418,10 @@ class ImageView(QWidget):
             return
         self.cursor_label.setText(self.describe_position(y, x))
 
+    def _physical_text(self, axis: int, index: int) -> str:
+        text = self.physical.describe(axis, index) if self.physical is not None else None
+        return f" ({text})" if text else ""
+
     def describe_position(self, y: float, x: float) -> str:
         """The readout for level-0 position (y, x): coordinates along every axis and the value."""
         state = self.state
@@ -395,7 +433,7 @@ class ImageView(QWidget):
         composite = self.controller.composite
         channels = self.controller.channels
         coords = ", ".join(
-            f"{state.axis_label(a)}={i}"
+            f"{state.axis_label(a)}={i}" + self._physical_text(a, i)
             for a, i in enumerate(index)
             if not (composite and a == channels.axis)
         )

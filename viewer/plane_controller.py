@@ -46,9 +46,10 @@ class PlaneController(QObject):
     finished = Signal(int)  # generation whose tiles have all landed (and been drawn)
     message = Signal(object)  # messages.UserMessage
 
-    def __init__(self, image_item, grid_item, parent: QObject | None = None):
+    def __init__(self, image_item, grid_item, parent: QObject | None = None, composite_item=None):
         super().__init__(parent)
         self.image_item, self.grid_item = image_item, grid_item
+        self.composite_item = composite_item
         self.loader = PlaneLoader(self)
         self.loader.tile_landed.connect(self._on_tile)
         self.loader.chunk_states.connect(self._on_chunk_states)
@@ -104,6 +105,13 @@ class PlaneController(QObject):
             and state is not None
             and channels.axis not in (state.y_axis, state.x_axis)
         )
+
+    @property
+    def drawn_item(self):
+        """The ImageItem the plane on screen is drawn in (a composite has its own)."""
+        if self.composite and self.composite_item is not None:
+            return self.composite_item
+        return self.image_item
 
     @property
     def busy(self) -> bool:
@@ -407,14 +415,18 @@ class PlaneController(QObject):
             if time.monotonic() > deadline and self._dirty:
                 self._redraw.start()  # the rest on the next pass: input and paints go first
                 break
-        if self.composite:
+        item, other = self.drawn_item, self.image_item
+        if self.composite:  # its own item: the histogram's levels and colormap are not for it
             self._render_composite()
-            # RGB uint8 without levels: pyqtgraph hands the bytes to Qt as they are
-            self.image_item.setImage(self.display, autoLevels=False, levels=None)
+            item.setImage(self.display, autoLevels=False, levels=None)
         else:
-            self.image_item.setImage(self.display, autoLevels=False, levels=self._levels())
+            item.setImage(self.display, autoLevels=False, levels=self._levels())
+            other = self.composite_item
+        item.setVisible(True)
+        if other is not None:
+            other.setVisible(False)
         g = self.request.geometry  # after setImage: the rect scales by the image's size
-        self.image_item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
+        item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
         self.painted.emit(generation)
         if self.request.coarse_tiles and self.approx.any():
             self.loader.start_fine()  # the preview is on screen: now the real thing

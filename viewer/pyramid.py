@@ -105,7 +105,9 @@ def _axis_names(group, node) -> tuple[str, ...]:
     if any(own):
         return own
     try:
-        names = engine.axis_names_of_level(group, node.name)
+        prefix = group.path + "/" if group.path else ""  # levels may be nested: scale0/image
+        relative = node.path[len(prefix) :] if node.path.startswith(prefix) else node.name
+        names = engine.axis_names_of_level(group, relative)
     except Exception:  # noqa: BLE001 - malformed OME metadata: plain labels, never a failure
         logger.debug("no OME axes for %s", node.path, exc_info=True)
         return own

@@ -22,9 +22,22 @@ def numpy_blend(planes, colors, windows) -> np.ndarray:
     return np.rint(np.clip(total, 0, 255)).astype(np.uint8)
 
 
-def assert_close(got: np.ndarray, expected: np.ndarray) -> None:
-    assert got.shape == expected.shape and got.dtype == np.uint8
-    assert np.abs(got.astype(int) - expected).max() <= 1  # one rounding step (float32)
+def rendered(item) -> np.ndarray:
+    """The pixels pyqtgraph draws for an ImageItem (after its levels and lookup table)."""
+    from PySide6.QtGui import QImage
+
+    item.render()
+    image = item.qimage.convertToFormat(QImage.Format.Format_RGB888)
+    height, width, stride = image.height(), image.width(), image.bytesPerLine()
+    raw = np.frombuffer(image.constBits(), np.uint8, count=height * stride)
+    return raw.reshape(height, stride)[:, : width * 3].reshape(height, width, 3).copy()
+
+
+def assert_close(item, expected: np.ndarray) -> None:
+    """What ``item`` holds and what it draws both equal ``expected``."""
+    for got in (item.image, rendered(item)):
+        assert got.shape == expected.shape and got.dtype == np.uint8
+        assert np.abs(got.astype(int) - expected).max() <= 1  # one rounding step (float32)
 
 
 CHANNELS = ome_writers.OMERO["channels"]
@@ -40,8 +53,9 @@ def test_composite_equals_numpy_blend(window, idle, qtbot, ome_images, version):
     view = window.image
     assert view.state.indices[1] == 2  # omero rdefs defaultZ
     data = written.data[:, 2]
-    shown = view.image_item.image
-    assert_close(shown, numpy_blend(data[:2], COLORS[:2], WINDOWS[:2]))  # RFP inactive
+    assert_close(
+        view.composite_item, numpy_blend(data[:2], COLORS[:2], WINDOWS[:2])
+    )  # RFP inactive
     assert not view.histogram.isVisible()
 
     requests = engine.stats()["requests"]
@@ -50,7 +64,7 @@ def test_composite_equals_numpy_blend(window, idle, qtbot, ome_images, version):
     view.channel_panel.set_window(1, 500.0, 1500.0)
     idle(window)
     expected = numpy_blend(data[1:], COLORS[1:], [(500.0, 1500.0), WINDOWS[2]])
-    assert_close(view.image_item.image, expected)
+    assert_close(view.composite_item, expected)
     assert engine.stats()["requests"] == requests  # re-blended, nothing read again
 
     text = view.describe_position(10.5, 20.5)
@@ -59,17 +73,18 @@ def test_composite_equals_numpy_blend(window, idle, qtbot, ome_images, version):
 
     qtbot.keyClick(view, Qt.Key.Key_C)  # one channel, in grey, chosen by the c slider
     idle(window)
+    assert view.image_item.isVisible() and not view.composite_item.isVisible()
     assert view.image_item.image.ndim == 2 and view.histogram.isVisible()
     np.testing.assert_array_equal(view.image_item.image, data[0])
     qtbot.keyClick(view, Qt.Key.Key_C)
     idle(window)
-    assert_close(view.image_item.image, expected)
+    assert_close(view.composite_item, expected)
     qtbot.keyClick(view, Qt.Key.Key_Up)  # z steps, not c: only the new tiles are blended
     idle(window)
     assert view.state.indices[:2] == [0, 3]
     later = written.data[:, 3]
     windows = [(500.0, 1500.0), WINDOWS[2]]
-    assert_close(view.image_item.image, numpy_blend(later[1:], COLORS[1:], windows))
+    assert_close(view.composite_item, numpy_blend(later[1:], COLORS[1:], windows))
 
 
 def test_automatic_windows_without_omero(window, idle, ome_images):
@@ -81,10 +96,11 @@ def test_automatic_windows_without_omero(window, idle, ome_images):
     view = window.image
     channels = view.controller.channels
     assert [c.color for c in channels.channels] == [(0, 255, 0), (255, 0, 255)]
+    assert view.state.dimension_names == ("c", "z", "y", "x")  # nested levels: OME axis names
     data = written.data[:, view.state.indices[1]]
     windows = [engine.auto_window(plane) for plane in data]
     assert_close(
-        view.image_item.image, numpy_blend(list(data), [(0, 255, 0), (255, 0, 255)], windows)
+        view.composite_item, numpy_blend(list(data), [(0, 255, 0), (255, 0, 255)], windows)
     )
 
 
@@ -132,4 +148,4 @@ def test_tiles_blend_as_they_land(window, idle, tmp_path):
     for z in (0, 2, 1):
         view.axes.sliders[1].setValue(z)
         idle(window)
-        assert_close(view.image_item.image, numpy_blend(list(data[:, z]), colors, windows))
+        assert_close(view.composite_item, numpy_blend(list(data[:, z]), colors, windows))

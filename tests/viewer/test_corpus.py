@@ -60,7 +60,7 @@ def check_image(window, expected):
         index = tuple(slice(None) if a == axis else state.indices[a] for a in range(state.ndim - 2))
         planes = expected[index][..., g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
         np.testing.assert_array_equal(view.controller.raw, planes)
-        assert view.image_item.image.shape == planes.shape[1:] + (3,)
+        assert view.composite_item.image.shape == planes.shape[1:] + (3,)
         return
     plane = expected[(0,) * (expected.ndim - 2)]
     plane = plane[g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
