@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import messages, pyramid, transforms
+from . import export, messages, pyramid, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -147,6 +147,9 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._fill_recent()
         file_menu.addSeparator()
+        file_menu.addAction("&Export view as PNG…", self.ask_export_screen)
+        file_menu.addAction("Export full-resolution PNG…", self.ask_export_full)
+        file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -195,6 +198,48 @@ class MainWindow(QMainWindow):
             self.apply_cache_setting()
 
     # -- opening ---------------------------------------------------------------------------------
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def _ask_png(self, title: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, title, "view.png", "PNG images (*.png)")
+        return path or None
+
+    def ask_export_screen(self) -> None:
+        path = self._ask_png("Export view as PNG")
+        if path:
+            self.export_screen_png(path)
+
+    def ask_export_full(self) -> None:
+        path = self._ask_png("Export full-resolution PNG")
+        if path:
+            self.export_full_png(path)
+
+    def export_screen_png(self, path: str) -> None:
+        try:
+            export.screen_png(self.image, path)
+        except OSError as exc:
+            self.post(messages.describe(exc))
+            return
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+
+    def export_full_png(self, path: str, on_done=None) -> None:
+        """The plane on screen at full resolution, read and rendered in the background."""
+        request = export.full_plane(self.image)
+        if request is None:
+            self.post(messages.describe(ValueError("no image to export")))
+            return
+
+        def done(_result) -> None:
+            self.statusBar().showMessage(f"Saved {path}", 5000)
+            if on_done is not None:
+                on_done(path)
+
+        self.background.run(
+            lambda: export.write_png(export.render(request), path),
+            done,
+            lambda exc: self.post(messages.describe(exc, node=request.array.path)),
+        )
 
     def post(self, message: messages.UserMessage) -> None:
         logger.info("%s", message.one_line())

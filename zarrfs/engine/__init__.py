@@ -65,7 +65,8 @@ Process-wide
     ``Window`` and active flag, defaultZ/T, ``image-label`` colours and properties, names of its
     label images; ``None`` when not an image); ``image_levels(group)``: ``{dataset path:
     Level}`` (nested paths too). ``blend(planes, colors, windows)``: the additive RGB composite
-    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none.
+    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none;
+    ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
@@ -78,7 +79,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 
 from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
-from .composite import auto_window, blend
+from .composite import auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -139,6 +140,7 @@ __all__ = [
     "Window",
     "auto_window",
     "blend",
+    "scale_to_window",
     "image",
     "image_levels",
     "axis_names_of_level",
