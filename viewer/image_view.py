@@ -29,6 +29,8 @@ from .axis_controls import AxisControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .labels_overlay import LabelsOverlay, open_label
+from .labels_panel import LabelsPanel
 from .physical import PhysicalAxes
 from .plane_controller import PlaneController
 from .scale_bar import ScaleBar
@@ -113,6 +115,14 @@ class ImageView(QWidget):
             self.image_item, self.grid_item, self, composite_item=self.composite_item
         )
         self.controller.painted.connect(self.painted)
+        self.controller.painted.connect(self._follow_labels)
+        self.labels = LabelsOverlay(self.view_box, self)
+        self.labels.message.connect(self.message)
+        self.labels_panel = LabelsPanel()
+        self.labels_panel.chosen.connect(self._labels_chosen)
+        self.labels_panel.style_changed.connect(self._labels_style)
+        self.background = None  # the window's tasks.Background: opens label images
+        self._image, self._image_group = None, None
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
@@ -175,6 +185,7 @@ class ImageView(QWidget):
         layout.addLayout(bar)
         layout.addLayout(images, 1)
         layout.addWidget(self.channel_panel)
+        layout.addWidget(self.labels_panel)
         layout.addWidget(self.axes)
         layout.addWidget(self.cursor_label)
 
@@ -190,6 +201,7 @@ class ImageView(QWidget):
         indices: list[int] | None = None,
         axis_names: tuple[str, ...] = (),
         image=None,
+        image_group=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
         (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
@@ -234,6 +246,9 @@ class ImageView(QWidget):
         )
         self.channel_panel.set_state(channels)
         self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        self._image, self._image_group = image, image_group
+        self.labels.set_source(None)
+        self.labels_panel.set_names(image.labels if image is not None and image_group else ())
         self._true_aspect()
         self.controller.set_source(node_path, self.state, levels, arrays, channels)
         self.axes.set_state(self.state)
@@ -242,6 +257,8 @@ class ImageView(QWidget):
 
     def clear(self) -> None:
         self.channel_panel.set_state(None)
+        self.labels.set_source(None)
+        self.labels_panel.set_names(())
         self.physical = None
         self.scale_bar.setVisible(False)
         self.controller.clear()
@@ -277,7 +294,7 @@ class ImageView(QWidget):
 
     @property
     def busy(self) -> bool:
-        return self._view_timer.isActive() or self.controller.busy
+        return self._view_timer.isActive() or self.controller.busy or self.labels.busy
 
     # -- user actions ----------------------------------------------------------------------------
 
@@ -318,6 +335,36 @@ class ImageView(QWidget):
             self.channel_panel.toggle_composite()
             return True
         return super().eventFilter(watched, event)
+
+    def _labels_chosen(self, name: str) -> None:
+        self.labels.set_source(None)
+        if not name or self.background is None or self.state is None:
+            return
+        image, group, names, state = (
+            self._image,
+            self._image_group,
+            self.state.dimension_names,
+            self.state,
+        )
+
+        def opened(source) -> None:
+            if self.state is state and self.labels_panel.combo.currentData() == name:
+                self.labels.set_source(source)
+                self._follow_labels()
+
+        self.background.run(
+            lambda: open_label(group, image, name, names),
+            opened,
+            lambda exc: self.message.emit(messages.describe(exc, node=f"labels/{name}")),
+        )
+
+    def _labels_style(self, opacity: float, outlines: bool) -> None:
+        self.labels.style.opacity, self.labels.style.outlines = opacity, outlines
+        self.labels.redraw()
+
+    def _follow_labels(self, *_args) -> None:
+        if self.state is not None:
+            self.labels.follow(self.controller.request, self.state, self.state.shape)
 
     def _true_aspect(self) -> None:
         """Draw a pixel as wide and tall as it is in physical units (an XZ plane of a z-stack
@@ -447,6 +494,11 @@ class ImageView(QWidget):
             )
         else:
             text = transforms.format_value(value)
+        label = self.labels.label_at(y, x)
+        if label is not None:
+            value, properties = label
+            text += f"  {self.labels.source.name} {value}"
+            text += "".join(f", {k}: {v}" for k, v in properties.items())
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"

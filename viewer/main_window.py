@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
     def _build_data(self) -> None:
         self.message_bar = MessageBar()
         self.image = ImageView()
+        self.image.background = self.background
         self.line = LineView()
         self.scalar = ScalarView()
         self.table = TableView()
@@ -462,6 +463,7 @@ class MainWindow(QMainWindow):
                 indices=indices,
                 axis_names=found.axis_names,
                 image=found.image,
+                image_group=found.group,
             )
             self.image.setFocus()
 
