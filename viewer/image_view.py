@@ -31,6 +31,7 @@ from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
+from .ortho_views import OrthoViews
 from .physical import PhysicalAxes
 from .plane_controller import PlaneController
 from .scale_bar import ScaleBar
@@ -122,6 +123,16 @@ class ImageView(QWidget):
         self.labels_panel.chosen.connect(self._labels_chosen)
         self.labels_panel.style_changed.connect(self._labels_style)
         self.background = None  # the window's tasks.Background: opens label images
+        self.ortho = OrthoViews()
+        self.ortho.moved.connect(self._crosshair_moved)
+        pen = pg.mkPen((255, 255, 0, 160), width=1)
+        self.crosshair = (
+            pg.InfiniteLine(angle=0, pen=pen, movable=False),
+            pg.InfiniteLine(angle=90, pen=pen, movable=False),
+        )
+        for line in self.crosshair:
+            line.setVisible(False)
+            self.view_box.addItem(line)
         self._image, self._image_group = None, None
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
@@ -140,6 +151,7 @@ class ImageView(QWidget):
         self.view_box.sigRangeChanged.connect(lambda *_: self._view_timer.start())
         self.view_box.sigRangeChanged.connect(lambda *_: self._update_scale_bar())
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.graphics.scene().sigMouseClicked.connect(self._main_clicked)
         self.histogram.item.sigLevelChangeFinished.connect(self._user_levels)
         self.axes.axes_changed.connect(self._axes_changed)
         self.axes.index_changed.connect(self._index_changed)
@@ -178,7 +190,8 @@ class ImageView(QWidget):
             bar.addWidget(widget)
         bar.addStretch(1)
         images = QHBoxLayout()
-        images.addWidget(self.graphics, 1)
+        images.addWidget(self.graphics, 2)
+        images.addWidget(self.ortho, 1)  # a third of the width when shown
         images.addWidget(self.histogram)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -251,6 +264,9 @@ class ImageView(QWidget):
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
         self._true_aspect()
         self.controller.set_source(node_path, self.state, levels, arrays, channels)
+        self.ortho.forget()
+        if self.ortho.isVisible():
+            self.set_ortho(True)
         self.axes.set_state(self.state)
         self._composite_controls()
         self.fit()
@@ -291,10 +307,16 @@ class ImageView(QWidget):
         if self.state is None:
             return
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
+        self._follow_ortho()
 
     @property
     def busy(self) -> bool:
-        return self._view_timer.isActive() or self.controller.busy or self.labels.busy
+        return (
+            self._view_timer.isActive()
+            or self.controller.busy
+            or self.labels.busy
+            or self.ortho.busy
+        )
 
     # -- user actions ----------------------------------------------------------------------------
 
@@ -317,6 +339,10 @@ class ImageView(QWidget):
             self.refresh()
 
     def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_O:
+            self.set_ortho(not self.ortho.isVisible())
+            event.accept()
+            return
         if event.key() == Qt.Key.Key_C:
             self.channel_panel.toggle_composite()
             event.accept()
@@ -333,6 +359,9 @@ class ImageView(QWidget):
             return True
         if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_C:
             self.channel_panel.toggle_composite()
+            return True
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_O:
+            self.set_ortho(not self.ortho.isVisible())
             return True
         return super().eventFilter(watched, event)
 
@@ -385,6 +414,55 @@ class ImageView(QWidget):
     def _channels_changed(self) -> None:
         """A channel toggled or its window changed: blend again what is loaded (no read)."""
         self.controller.redraw()
+        self.ortho.redraw()
+
+    # -- orthogonal views ------------------------------------------------------------------------
+
+    def set_ortho(self, on: bool) -> None:
+        """Show the XZ and YZ planes through a crosshair (images of 3 or more dimensions)."""
+        state = self.state
+        on = on and state is not None and state.ndim >= 3
+        self.ortho.setVisible(on)
+        for line in self.crosshair:
+            line.setVisible(on)
+        self.ortho.forget()
+        if on:
+            for axis in (state.y_axis, state.x_axis):
+                if state.indices[axis] == 0:  # start at the centre
+                    state.indices[axis] = state.shape[axis] // 2
+            self._follow_ortho()
+
+    def _follow_ortho(self) -> None:
+        state = self.state
+        if state is None or not self.ortho.isVisible():
+            return
+        c = self.controller
+        self.ortho.follow(state, c.levels, c.arrays, c.channels, c.node_path, self.physical)
+        self.crosshair[0].setValue(state.indices[state.y_axis] + 0.5)
+        self.crosshair[1].setValue(state.indices[state.x_axis] + 0.5)
+
+    def _main_clicked(self, event) -> None:
+        state, pos = self.state, event.scenePos()
+        if state is None or not self.ortho.isVisible():
+            return
+        if not self.view_box.sceneBoundingRect().contains(pos):
+            return
+        point = self.view_box.mapSceneToView(pos)
+        self._crosshair_moved(state.y_axis, int(point.y()))
+        self._crosshair_moved(state.x_axis, int(point.x()))
+
+    def _crosshair_moved(self, axis: int, index: int) -> None:
+        """Move the crosshair along ``axis``: a displayed axis of the main view moves its lines,
+        another (the depth) moves its slider."""
+        state = self.state
+        index = max(0, min(index, state.shape[axis] - 1))
+        if axis in state.slider_axes:
+            if state.set_index(axis, index):
+                self.axes.show_index(axis, index)
+                self.refresh()
+        else:
+            state.indices[axis] = index
+            self._follow_ortho()
 
     def _composite_changed(self, _on: bool) -> None:
         self._composite_controls()
