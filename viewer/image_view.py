@@ -274,6 +274,7 @@ class ImageView(QWidget):
     def clear(self) -> None:
         self.channel_panel.set_state(None)
         self.labels.set_source(None)
+        self.ortho.forget()
         self.labels_panel.set_names(())
         self.physical = None
         self.scale_bar.setVisible(False)
