@@ -286,6 +286,7 @@ def main() -> int:
     import bench_viewer_composite
 
     composite = bench_viewer_composite.run(app, data, args.latency)
+    peak = rss_mb()  # the process's peak, the composite included
     report = {
         "qt_and_viewer_import_s": round(import_s, 3),
         "first_pixels": first,

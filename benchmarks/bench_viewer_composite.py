@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -159,6 +160,7 @@ def run(app, data: Path, latency: float = 0.02) -> dict:
     return {
         **first,
         **steps_,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "targets_met": {
             "first_composite_pixels_under_0.5s": bool(
                 first["first_composite_pixels_s"] is not None
