@@ -98,3 +98,25 @@ def zarr_writer(tmp_path):
         return write_array(root or tmp_path / "store.zarr", data, path=path, **options)
 
     return write
+
+
+@pytest.fixture(scope="session")
+def ome_images(tmp_path_factory):
+    """Factory: ``ome_images(writer, version) -> WrittenImage`` (``tests/ome_writers.py``),
+    each written once per session by the real tool."""
+    from tests import ome_writers
+
+    written: dict = {}
+    writers = {
+        "ome-zarr-py": ome_writers.write_ome_zarr_py,
+        "ngff-zarr": ome_writers.write_ngff_zarr,
+    }
+
+    def get(writer: str, version: str):
+        key = (writer, version)
+        if key not in written:
+            directory = tmp_path_factory.mktemp(f"{writer}-{version}")
+            written[key] = writers[writer](directory, version)
+        return written[key]
+
+    return get

@@ -26,8 +26,15 @@ import zarrfs.engine as engine
 
 from . import messages, transforms
 from .axis_controls import AxisControls
+from .channel_panel import ChannelPanel
+from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .labels_overlay import LabelsOverlay, open_label
+from .labels_panel import LabelsPanel
+from .ortho_views import OrthoViews
+from .physical import PhysicalAxes
 from .plane_controller import PlaneController
+from .scale_bar import ScaleBar
 from .tiles import Level
 from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
 
@@ -49,7 +56,7 @@ def safe_histogram(image_item, bins: int = 256):
 
     def histogram(*_args, **_kwargs):
         image = image_item.image
-        if image is None or image.size == 0:
+        if image is None or image.size == 0 or image.ndim != 2:  # a composite has no histogram
             return None, None
         step = max(1, int(np.sqrt(image.size / 250_000)))
         with np.errstate(all="ignore"):
@@ -94,15 +101,45 @@ class ImageView(QWidget):
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
+        self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
         self.view_box.addItem(self.image_item)
+        self.view_box.addItem(self.composite_item)
         self.view_box.addItem(self.grid_item)
         self.image_item.getHistogram = safe_histogram(self.image_item)
+        self.physical: PhysicalAxes | None = None
+        self.scale_bar = ScaleBar()
+        self.scale_bar.setParentItem(self.view_box)
+        self.scale_bar.anchor((1, 1), (1, 1), offset=(-20, -20))
+        self.scale_bar.setVisible(False)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
-        self.controller = PlaneController(self.image_item, self.grid_item, self)
+        self.controller = PlaneController(
+            self.image_item, self.grid_item, self, composite_item=self.composite_item
+        )
         self.controller.painted.connect(self.painted)
+        self.controller.painted.connect(self._follow_labels)
+        self.labels = LabelsOverlay(self.view_box, self)
+        self.labels.message.connect(self.message)
+        self.labels_panel = LabelsPanel()
+        self.labels_panel.chosen.connect(self._labels_chosen)
+        self.labels_panel.style_changed.connect(self._labels_style)
+        self.background = None  # the window's tasks.Background: opens label images
+        self.ortho = OrthoViews()
+        self.ortho.moved.connect(self._crosshair_moved)
+        pen = pg.mkPen((255, 255, 0, 160), width=1)
+        self.crosshair = (
+            pg.InfiniteLine(angle=0, pen=pen, movable=False),
+            pg.InfiniteLine(angle=90, pen=pen, movable=False),
+        )
+        for line in self.crosshair:
+            line.setVisible(False)
+            self.view_box.addItem(line)
+        self._image, self._image_group = None, None
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
+        self.channel_panel = ChannelPanel()
+        self.channel_panel.changed.connect(self._channels_changed)
+        self.channel_panel.composite_changed.connect(self._composite_changed)
         self._build_toolbar()
         self.cursor_label = QLabel(" ")
         self.cursor_label.setObjectName("cursorLabel")
@@ -112,7 +149,9 @@ class ImageView(QWidget):
         self._view_timer.setInterval(40)
         self._view_timer.timeout.connect(lambda: self.refresh(force=False))
         self.view_box.sigRangeChanged.connect(lambda *_: self._view_timer.start())
+        self.view_box.sigRangeChanged.connect(lambda *_: self._update_scale_bar())
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.graphics.scene().sigMouseClicked.connect(self._main_clicked)
         self.histogram.item.sigLevelChangeFinished.connect(self._user_levels)
         self.axes.axes_changed.connect(self._axes_changed)
         self.axes.index_changed.connect(self._index_changed)
@@ -151,12 +190,15 @@ class ImageView(QWidget):
             bar.addWidget(widget)
         bar.addStretch(1)
         images = QHBoxLayout()
-        images.addWidget(self.graphics, 1)
+        images.addWidget(self.graphics, 2)
+        images.addWidget(self.ortho, 1)  # a third of the width when shown
         images.addWidget(self.histogram)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
         layout.addLayout(images, 1)
+        layout.addWidget(self.channel_panel)
+        layout.addWidget(self.labels_panel)
         layout.addWidget(self.axes)
         layout.addWidget(self.cursor_label)
 
@@ -171,9 +213,12 @@ class ImageView(QWidget):
         field_name: str | None = None,
         indices: list[int] | None = None,
         axis_names: tuple[str, ...] = (),
+        image=None,
+        image_group=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
-        (default: its dimension names)."""
+        (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
+        to: its channels are shown as a composite, starting at its default z and t."""
         dtype = np.dtype(node.dtype)
         fields = transforms.numeric_fields(dtype)
         if fields and field_name not in fields:
@@ -187,6 +232,10 @@ class ImageView(QWidget):
             complex_mode=self.complex_combo.currentText(),
             show_chunk_grid=self.grid_check.isChecked(),
         )
+        for axis, value in default_indices(
+            image, self.state.dimension_names, self.state.shape
+        ).items():
+            self.state.set_index(axis, value)
         if indices:
             try:
                 self.state.set_indices(indices)
@@ -203,14 +252,36 @@ class ImageView(QWidget):
         self.field_combo.setVisible(bool(fields))
         self.complex_combo.setVisible(transforms.field_dtype(dtype, field_name).kind == "c")
         self.auto_levels.setChecked(True)
-        self.controller.set_source(node_path, self.state, levels, arrays)
+        channels = (
+            ChannelState.for_image(image, self.state.shape)
+            if dtype.kind in "biuf" and not fields
+            else None
+        )
+        self.channel_panel.set_state(channels)
+        self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        self._image, self._image_group = image, image_group
+        self.labels.set_source(None)
+        self.labels_panel.set_names(image.labels if image is not None and image_group else ())
+        self._true_aspect()
+        self.controller.set_source(node_path, self.state, levels, arrays, channels)
+        self.ortho.forget()
+        if self.ortho.isVisible():
+            self.set_ortho(True)
         self.axes.set_state(self.state)
+        self._composite_controls()
         self.fit()
 
     def clear(self) -> None:
+        self.channel_panel.set_state(None)
+        self.labels.set_source(None)
+        self.ortho.forget()
+        self.labels_panel.set_names(())
+        self.physical = None
+        self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
         self.image_item.clear()
+        self.composite_item.clear()
 
     def fit(self) -> None:
         """Show the whole plane."""
@@ -237,16 +308,24 @@ class ImageView(QWidget):
         if self.state is None:
             return
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
+        self._follow_ortho()
 
     @property
     def busy(self) -> bool:
-        return self._view_timer.isActive() or self.controller.busy
+        return (
+            self._view_timer.isActive()
+            or self.controller.busy
+            or self.labels.busy
+            or self.ortho.busy
+        )
 
     # -- user actions ----------------------------------------------------------------------------
 
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
+            self._composite_controls()
+            self._true_aspect()
             self.fit()
 
     def _index_changed(self, axis: int, value: int) -> None:
@@ -261,6 +340,14 @@ class ImageView(QWidget):
             self.refresh()
 
     def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_O:
+            self.set_ortho(not self.ortho.isVisible())
+            event.accept()
+            return
+        if event.key() == Qt.Key.Key_C:
+            self.channel_panel.toggle_composite()
+            event.accept()
+            return
         if event.key() in KEY_STEPS:
             self.step(KEY_STEPS[event.key()])
             event.accept()
@@ -271,7 +358,134 @@ class ImageView(QWidget):
         if event.type() == QEvent.Type.KeyPress and event.key() in KEY_STEPS:
             self.step(KEY_STEPS[event.key()])
             return True
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_C:
+            self.channel_panel.toggle_composite()
+            return True
+        if event.type() == QEvent.Type.KeyPress and event.key() == Qt.Key.Key_O:
+            self.set_ortho(not self.ortho.isVisible())
+            return True
         return super().eventFilter(watched, event)
+
+    def _labels_chosen(self, name: str) -> None:
+        self.labels.set_source(None)
+        if not name or self.background is None or self.state is None:
+            return
+        image, group, names, state = (
+            self._image,
+            self._image_group,
+            self.state.dimension_names,
+            self.state,
+        )
+
+        def opened(source) -> None:
+            if self.state is state and self.labels_panel.combo.currentData() == name:
+                self.labels.set_source(source)
+                self._follow_labels()
+
+        self.background.run(
+            lambda: open_label(group, image, name, names),
+            opened,
+            lambda exc: self.message.emit(messages.describe(exc, node=f"labels/{name}")),
+        )
+
+    def _labels_style(self, opacity: float, outlines: bool) -> None:
+        self.labels.style.opacity, self.labels.style.outlines = opacity, outlines
+        self.labels.redraw()
+
+    def _follow_labels(self, *_args) -> None:
+        if self.state is not None:
+            self.labels.follow(self.controller.request, self.state, self.state.shape)
+
+    def _true_aspect(self) -> None:
+        """Draw a pixel as wide and tall as it is in physical units (an XZ plane of a z-stack
+        with 2 µm steps and 0.5 µm pixels is four times as tall as it is wide)."""
+        state, physical = self.state, self.physical
+        ratio = physical.aspect(state.y_axis, state.x_axis) if physical and state else 1.0
+        self.view_box.setAspectLocked(True, ratio=ratio)
+        self._update_scale_bar()
+
+    def _update_scale_bar(self) -> None:
+        state, physical = self.state, self.physical
+        self.scale_bar.setVisible(physical is not None and state is not None)
+        if physical is None or state is None:
+            return
+        (x0, x1), _ = self.view_box.viewRange()
+        self.scale_bar.show_length(*physical.bar(state.x_axis, x1 - x0))
+
+    def _channels_changed(self) -> None:
+        """A channel toggled or its window changed: blend again what is loaded (no read)."""
+        self.controller.redraw()
+        self.ortho.redraw()
+
+    # -- orthogonal views ------------------------------------------------------------------------
+
+    def set_ortho(self, on: bool) -> None:
+        """Show the XZ and YZ planes through a crosshair (images of 3 or more dimensions)."""
+        state = self.state
+        on = on and state is not None and state.ndim >= 3
+        self.ortho.setVisible(on)
+        for line in self.crosshair:
+            line.setVisible(on)
+        self.ortho.forget()
+        if on:
+            for axis in (state.y_axis, state.x_axis):
+                if state.indices[axis] == 0:  # start at the centre
+                    state.indices[axis] = state.shape[axis] // 2
+            self._follow_ortho()
+
+    def _follow_ortho(self) -> None:
+        state = self.state
+        if state is None or not self.ortho.isVisible():
+            return
+        c = self.controller
+        self.ortho.follow(state, c.levels, c.arrays, c.channels, c.node_path, self.physical)
+        self.crosshair[0].setValue(state.indices[state.y_axis] + 0.5)
+        self.crosshair[1].setValue(state.indices[state.x_axis] + 0.5)
+
+    def _main_clicked(self, event) -> None:
+        state, pos = self.state, event.scenePos()
+        if state is None or not self.ortho.isVisible():
+            return
+        if not self.view_box.sceneBoundingRect().contains(pos):
+            return
+        point = self.view_box.mapSceneToView(pos)
+        self._crosshair_moved(state.y_axis, int(point.y()))
+        self._crosshair_moved(state.x_axis, int(point.x()))
+
+    def _crosshair_moved(self, axis: int, index: int) -> None:
+        """Move the crosshair along ``axis``: a displayed axis of the main view moves its lines,
+        another (the depth) moves its slider."""
+        state = self.state
+        index = max(0, min(index, state.shape[axis] - 1))
+        if axis in state.slider_axes:
+            if state.set_index(axis, index):
+                self.axes.show_index(axis, index)
+                self.refresh()
+        else:
+            state.indices[axis] = index
+            self._follow_ortho()
+
+    def _composite_changed(self, _on: bool) -> None:
+        self._composite_controls()
+        self.refresh()
+
+    def _composite_controls(self) -> None:
+        """The histogram and colormap set the contrast of one plane, a composite has its
+        channels' windows instead; its channel slider has nothing to choose, and the keys
+        step along another axis."""
+        composite = self.controller.composite
+        self.histogram.setVisible(not composite)
+        self.colormap_combo.setEnabled(not composite)
+        self.auto_levels.setEnabled(not composite)
+        channels, state = self.controller.channels, self.state
+        if channels is None or state is None:
+            return
+        for widget in (self.axes.sliders.get(channels.axis), self.axes.spins.get(channels.axis)):
+            if widget is not None:
+                widget.setEnabled(not composite)
+        others = [a for a in state.slider_axes if a != channels.axis]
+        if composite and state.slider_axis == channels.axis and others:
+            state.slider_axis = others[0]
 
     def _colormap_changed(self, name: str) -> None:
         self.histogram.item.gradient.setColorMap(colormap(name))
@@ -330,6 +544,10 @@ class ImageView(QWidget):
             return
         self.cursor_label.setText(self.describe_position(y, x))
 
+    def _physical_text(self, axis: int, index: int) -> str:
+        text = self.physical.describe(axis, index) if self.physical is not None else None
+        return f" ({text})" if text else ""
+
     def describe_position(self, y: float, x: float) -> str:
         """The readout for level-0 position (y, x): coordinates along every axis and the value."""
         state = self.state
@@ -338,9 +556,28 @@ class ImageView(QWidget):
         sample = self.controller.sample_at(y, x)
         if sample is not None:  # zoomed out: name the element whose value is shown
             index[state.y_axis], index[state.x_axis] = sample
-        coords = ", ".join(f"{state.axis_label(a)}={i}" for a, i in enumerate(index))
+        composite = self.controller.composite
+        channels = self.controller.channels
+        coords = ", ".join(
+            f"{state.axis_label(a)}={i}" + self._physical_text(a, i)
+            for a, i in enumerate(index)
+            if not (composite and a == channels.axis)
+        )
         value = self.controller.value_at(y, x)
-        text = "loading…" if value is None else transforms.format_value(value)
+        if value is None:
+            text = "loading…"
+        elif composite:
+            text = "  ".join(
+                f"{c.label} {transforms.format_value(v)}"
+                for c, v in zip(channels.channels, value, strict=True)
+            )
+        else:
+            text = transforms.format_value(value)
+        label = self.labels.label_at(y, x)
+        if label is not None:
+            value, properties = label
+            text += f"  {self.labels.source.name} {value}"
+            text += "".join(f", {k}: {v}" for k, v in properties.items())
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QUrl, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QDockWidget,
     QFileDialog,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QSplitter,
     QStackedWidget,
     QTreeView,
@@ -30,7 +32,7 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import messages, pyramid, transforms
+from . import export, messages, open_as_file, pyramid, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -58,6 +60,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("zarrfs"))
         self.settings = settings_store if settings_store is not None else settings()
         self.background = Background(parent=self)
+        self.mounts = open_as_file.Mounts()  # zarrfs mounts made for "Open as a file"
         self.root = None
         self.store_url = ""
         self.storage_options: dict = {}
@@ -108,6 +111,7 @@ class MainWindow(QMainWindow):
     def _build_data(self) -> None:
         self.message_bar = MessageBar()
         self.image = ImageView()
+        self.image.background = self.background
         self.line = LineView()
         self.scalar = ScalarView()
         self.table = TableView()
@@ -146,6 +150,10 @@ class MainWindow(QMainWindow):
         file_menu.addAction(open_folder)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self._fill_recent()
+        file_menu.addSeparator()
+        file_menu.addAction("&Export view as PNG…", self.ask_export_screen)
+        file_menu.addAction("Export full-resolution PNG…", self.ask_export_full)
+        file_menu.addAction("Open plane as a &file…", self.ask_open_as_file)
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
@@ -195,6 +203,98 @@ class MainWindow(QMainWindow):
             self.apply_cache_setting()
 
     # -- opening ---------------------------------------------------------------------------------
+
+    # -- export ----------------------------------------------------------------------------------
+
+    def _ask_png(self, title: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self, title, "view.png", "PNG images (*.png)")
+        return path or None
+
+    def ask_export_screen(self) -> None:
+        path = self._ask_png("Export view as PNG")
+        if path:
+            self.export_screen_png(path)
+
+    def ask_export_full(self) -> None:
+        path = self._ask_png("Export full-resolution PNG")
+        if path:
+            self.export_full_png(path)
+
+    def export_screen_png(self, path: str) -> None:
+        try:
+            export.screen_png(self.image, path)
+        except OSError as exc:
+            self.post(messages.describe(exc))
+            return
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+
+    def export_full_png(self, path: str, on_done=None) -> None:
+        """The plane on screen at full resolution, read and rendered in the background."""
+        request = export.full_plane(self.image)
+        if request is None:
+            self.post(messages.describe(ValueError("no image to export")))
+            return
+
+        def done(_result) -> None:
+            self.statusBar().showMessage(f"Saved {path}", 5000)
+            if on_done is not None:
+                on_done(path)
+
+        self.background.run(
+            lambda: export.write_png(export.render(request), path),
+            done,
+            lambda exc: self.post(messages.describe(exc, node=request.array.path)),
+        )
+
+    # -- open as a file ---------------------------------------------------------------------------
+
+    def plane_as_file(self, mount: bool, on_done, on_error=None) -> None:
+        """Find (``mount``: or make) the plane on screen's ``.tif`` under a zarrfs mount of the
+        store, in the background; ``on_done(path)``."""
+        state, node_path = self.image.state, self.image.controller.node_path
+        if state is None:
+            self.post(messages.describe(ValueError("no plane on screen")))
+            return
+        if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
+            self.post(
+                messages.describe(
+                    ValueError("the mount's plane files run over the last two axes: show those")
+                )
+            )
+            return
+        url, options, indices = self.store_url, dict(self.storage_options), state.indices[:-2]
+        mounts = self.mounts if mount else None
+        self.background.run(
+            lambda: open_as_file.locate(url, options, node_path, indices, mounts),
+            on_done,
+            on_error or (lambda exc: self.post(messages.describe(exc, node=node_path))),
+        )
+
+    def ask_open_as_file(self) -> None:
+        def not_mounted(exc) -> None:
+            if not isinstance(exc, FileNotFoundError) or "no zarrfs mount" not in str(exc):
+                self.post(messages.describe(exc))
+                return
+            answer = QMessageBox.question(
+                self, "Open as a file", "Mount the store read-only (until the viewer exits)?"
+            )
+            if answer == QMessageBox.StandardButton.Yes:
+                self.plane_as_file(True, self._show_plane_file)
+
+        self.plane_as_file(False, self._show_plane_file, not_mounted)
+
+    def _show_plane_file(self, path) -> None:
+        box = QMessageBox(self)
+        box.setWindowTitle("Open as a file")
+        box.setText(str(path))
+        copy = box.addButton("Copy path", QMessageBox.ButtonRole.ActionRole)
+        program = box.addButton("Open", QMessageBox.ButtonRole.ActionRole)
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.exec()
+        if box.clickedButton() is copy:
+            QApplication.clipboard().setText(str(path))
+        elif box.clickedButton() is program:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
     def post(self, message: messages.UserMessage) -> None:
         logger.info("%s", message.one_line())
@@ -422,6 +522,8 @@ class MainWindow(QMainWindow):
                 field_name=field_name,
                 indices=indices,
                 axis_names=found.axis_names,
+                image=found.image,
+                image_group=found.group,
             )
             self.image.setFocus()
 
@@ -443,6 +545,7 @@ class MainWindow(QMainWindow):
         self._stop_reads()
         self.status.timer.stop()
         self.background.close()
+        self.mounts.unmount_all()
         super().closeEvent(event)
 
 

@@ -1,7 +1,9 @@
 """Turn the view state and viewport into plane requests, and landed tiles into pixels.
 
 The controller keeps two screen-sized buffers for the plane on screen: the stored values (for the
-cursor readout) and the values drawn (after complex/bool/datetime mapping). When the view moves,
+cursor readout) and the values drawn (after complex/bool/datetime mapping). For an OME-Zarr
+image shown as a composite (``channels.ChannelState``), each tile reads every channel at once,
+the stored buffer holds them all (channels, rows, cols) and the drawn one is their RGB blend. When the view moves,
 the old buffer is resampled into the new geometry as a placeholder, so the picture never blanks;
 tiles overwrite it as they land, and redraws are coalesced to one per event-loop pass.
 """
@@ -16,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 
 from . import messages, transforms
+from .channels import ChannelState
 from .loader import PlaneLoader
 from .tiles import (
     Level,
@@ -43,9 +46,10 @@ class PlaneController(QObject):
     finished = Signal(int)  # generation whose tiles have all landed (and been drawn)
     message = Signal(object)  # messages.UserMessage
 
-    def __init__(self, image_item, grid_item, parent: QObject | None = None):
+    def __init__(self, image_item, grid_item, parent: QObject | None = None, composite_item=None):
         super().__init__(parent)
         self.image_item, self.grid_item = image_item, grid_item
+        self.composite_item = composite_item
         self.loader = PlaneLoader(self)
         self.loader.tile_landed.connect(self._on_tile)
         self.loader.chunk_states.connect(self._on_chunk_states)
@@ -62,6 +66,9 @@ class PlaneController(QObject):
         self.approx: np.ndarray | None = None
         self.coarse_display: np.ndarray | None = None
         self.current_levels: tuple[float, float] | None = None
+        self.channels: ChannelState | None = None
+        self._blend_key: tuple | None = None  # what the composite on screen was blended with
+        self._changed: list[tuple[slice, slice]] = []  # regions stored since it was blended
         self._dirty: set[int] = set()
         self._finished_generation = -1
         self._redraw = QTimer(self)
@@ -69,16 +76,42 @@ class PlaneController(QObject):
         self._redraw.setInterval(0)
         self._redraw.timeout.connect(self.redraw)
 
-    def set_source(self, node_path: str, state: ViewState, levels: list[Level], arrays) -> None:
+    def set_source(
+        self,
+        node_path: str,
+        state: ViewState,
+        levels: list[Level],
+        arrays,
+        channels: ChannelState | None = None,
+    ) -> None:
         self.loader.cancel_all()
         self.node_path, self.state, self.levels, self.arrays = node_path, state, levels, arrays
+        self.channels = channels
         self.request, self.raw, self.display, self.loaded = None, None, None, None
         self._dirty.clear()
 
     def clear(self) -> None:
         self.loader.cancel_all()
-        self.state, self.request = None, None
+        self.state, self.request, self.channels = None, None, None
         self.raw = self.display = self.loaded = None
+
+    @property
+    def composite(self) -> bool:
+        """Whether the plane on screen is the composite of every channel."""
+        channels, state = self.channels, self.state
+        return (
+            channels is not None
+            and channels.composite
+            and state is not None
+            and channels.axis not in (state.y_axis, state.x_axis)
+        )
+
+    @property
+    def drawn_item(self):
+        """The ImageItem the plane on screen is drawn in (a composite has its own)."""
+        if self.composite and self.composite_item is not None:
+            return self.composite_item
+        return self.image_item
 
     @property
     def busy(self) -> bool:
@@ -95,8 +128,11 @@ class PlaneController(QObject):
         k = choose_level(self.levels, y, x, ratio)
         level = self.levels[k]
         fy, fx = level.factors[y], level.factors[x]
+        composite = self.composite
         indices = [
-            min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
+            slice(None)
+            if composite and a == self.channels.axis
+            else min(int(state.indices[a] / level.factors[a]), level.shape[a] - 1)
             if a not in (y, x)
             else 0
             for a in range(state.ndim)
@@ -122,7 +158,7 @@ class PlaneController(QObject):
             level_path=level.path,
             y_axis=y,
             x_axis=x,
-            plane_key=state.plane_key() + (k,),
+            plane_key=state.plane_key() + (k, composite),
             geometry=scale_geometry(geometry, (fy, fx)),
             tiles=tiles,
             chunk_shape=(level.chunks[y], level.chunks[x]),
@@ -189,18 +225,51 @@ class PlaneController(QObject):
         old = self.request
         self._prepare_coarse(request, shown)
         self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
+        self._changed = []  # the composite on screen still matches the stored values
+        count = self._channel_count(request)
+        raw_shape = (g.ny, g.nx) if count is None else (count, g.ny, g.nx)
+        display_shape = (g.ny, g.nx) if count is None else (g.ny, g.nx, 3)
+        shown = shown if count is None else np.dtype(np.uint8)
         if (
             old is not None
             and self.raw is not None
             and self.raw.dtype == dtype
             and self.display.dtype == shown
+            and self.raw.shape[:-2] == raw_shape[:-2]
+            and self.display.ndim == len(display_shape)
         ):
             if old.geometry != g:
-                self.raw = resample(self.raw, old.geometry, g, np.zeros((), dtype)[()])
-                self.display = resample(self.display, old.geometry, g, 0)
+                self._blend_key = None  # resampled: blend it all again
+                fill = np.zeros((), dtype)[()]
+                if count is None:
+                    self.raw = resample(self.raw, old.geometry, g, fill)
+                    self.display = resample(self.display, old.geometry, g, 0)
+                else:  # the composite is blended again from the stored values
+                    self.raw = np.stack([resample(r, old.geometry, g, fill) for r in self.raw])
+                    self.display = np.zeros(display_shape, dtype=shown)
         else:
-            self.raw = np.zeros((g.ny, g.nx), dtype=dtype)
-            self.display = np.zeros((g.ny, g.nx), dtype=shown)
+            self._blend_key = None
+            self.raw = np.zeros(raw_shape, dtype=dtype)
+            self.display = np.zeros(display_shape, dtype=shown)
+
+    def _render_composite(self) -> None:
+        """Blend the stored channels into the drawn buffer: only the regions stored since the
+        last blend when the windows, colours and toggles are the same, else all of it."""
+        windows = self.channels.windows(self.raw, self.loaded | self.approx)
+        key = self.channels.key(windows)
+        changed, self._changed = self._changed, []
+        if key != self._blend_key or self.display.shape[:2] != self.raw.shape[1:]:
+            self.display = self.channels.render(self.raw, windows)
+            self._blend_key = key
+            return
+        for rows, cols in changed:
+            self.channels.render(self.raw[:, rows, cols], windows, out=self.display[rows, cols])
+
+    def _channel_count(self, request: PlaneRequest) -> int | None:
+        """Channels in the stored buffer (None: one plane, not a composite)."""
+        if not self.composite:
+            return None
+        return self.levels[request.level].shape[self.channels.axis]
 
     def _prepare_coarse(self, request: PlaneRequest, shown: np.dtype) -> None:
         """The preview's own small buffer and, per fine row and column, its preview pixel."""
@@ -209,7 +278,12 @@ class PlaneController(QObject):
         if c is None:
             self.coarse_display, self._coarse_rows, self._coarse_cols = None, None, None
             return
-        self.coarse_display = np.zeros((c.ny, c.nx), dtype=shown)
+        count = self._channel_count(request)
+        if count is not None:  # the preview keeps the stored values of every channel
+            shown = np.dtype(self.arrays[request.level].dtype)
+        self.coarse_display = np.zeros(
+            (c.ny, c.nx) if count is None else (count, c.ny, c.nx), dtype=shown
+        )
         self._coarse_good = np.zeros((c.ny, c.nx), dtype=bool)  # preview pixels that decoded
         self._coarse_rows, self._coarse_cols = coarse_index(g, c)
 
@@ -241,6 +315,13 @@ class PlaneController(QObject):
         return None if out is None else self._as_block(np.asarray(out))
 
     def _as_block(self, block: np.ndarray) -> np.ndarray:
+        """(rows, cols) of the plane on screen; composite: (channels, rows, cols)."""
+        if self.composite:
+            y, x = self.request.y_axis, self.request.x_axis
+            # the channel axis and the two displayed axes remain, in array order
+            order = sorted((self.channels.axis, y, x))
+            block = block.reshape(block.shape[-3:]) if block.ndim != 3 else block
+            return np.moveaxis(block, [order.index(self.channels.axis), order.index(y)], [0, 1])
         if block.ndim != 2:
             block = block.reshape(block.shape[-2:]) if block.size else block
         return block.T if self.request.y_axis > self.request.x_axis else block
@@ -254,7 +335,8 @@ class PlaneController(QObject):
         good = np.ones(np.shape(future.out), dtype=bool)
         for selection in regions:
             good[selection] = False
-        return self._as_block(good)
+        good = self._as_block(good)
+        return good.all(axis=0) if self.composite else good
 
     def _copy_tile(self, index: int) -> None:
         request, state = self.request, self.state
@@ -268,6 +350,11 @@ class PlaneController(QObject):
             return
         rows, cols = tile.out_rows, tile.out_cols
         good = self._good(index, future)
+        if self.composite:  # drawn by blending the stored values in redraw()
+            self.raw[:, rows, cols] = block
+            self.loaded[rows, cols] = True if good is None else good
+            self._changed.append((rows, cols))
+            return
         try:
             self.raw[rows, cols] = block
             self.display[rows, cols] = transforms.to_display(
@@ -292,9 +379,12 @@ class PlaneController(QObject):
         rows, cols = tile.out_rows, tile.out_cols
         good = self._good(len(request.tiles) + index, future)
         try:
-            self.coarse_display[rows, cols] = transforms.to_display(
-                block, field_name=state.field_name, complex_mode=state.complex_mode
-            )
+            if self.composite:
+                self.coarse_display[:, rows, cols] = block
+            else:
+                self.coarse_display[rows, cols] = transforms.to_display(
+                    block, field_name=state.field_name, complex_mode=state.complex_mode
+                )
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
             return
@@ -304,9 +394,13 @@ class PlaneController(QObject):
         if r0 == r1 or c0 == c1:
             return
         where = np.ix_(self._coarse_rows[r0:r1], self._coarse_cols[c0:c1])
-        values = self.coarse_display[where]
         free = ~self.loaded[r0:r1, c0:c1] & self._coarse_good[where]
-        np.copyto(self.display[r0:r1, c0:c1], values, where=free)
+        if self.composite:
+            values = self.coarse_display[(slice(None),) + where]
+            np.copyto(self.raw[:, r0:r1, c0:c1], values, where=free)
+            self._changed.append((slice(r0, r1), slice(c0, c1)))
+        else:
+            np.copyto(self.display[r0:r1, c0:c1], self.coarse_display[where], where=free)
         self.approx[r0:r1, c0:c1] |= free
 
     def redraw(self) -> None:
@@ -321,10 +415,18 @@ class PlaneController(QObject):
             if time.monotonic() > deadline and self._dirty:
                 self._redraw.start()  # the rest on the next pass: input and paints go first
                 break
-        levels = self._levels()
-        self.image_item.setImage(self.display, autoLevels=False, levels=levels)
+        item, other = self.drawn_item, self.image_item
+        if self.composite:  # its own item: the histogram's levels and colormap are not for it
+            self._render_composite()
+            item.setImage(self.display, autoLevels=False, levels=None)
+        else:
+            item.setImage(self.display, autoLevels=False, levels=self._levels())
+            other = self.composite_item
+        item.setVisible(True)
+        if other is not None:
+            other.setVisible(False)
         g = self.request.geometry  # after setImage: the rect scales by the image's size
-        self.image_item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
+        item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
         self.painted.emit(generation)
         if self.request.coarse_tiles and self.approx.any():
             self.loader.start_fine()  # the preview is on screen: now the real thing
@@ -370,5 +472,5 @@ class PlaneController(QObject):
         g = self.request.geometry
         row, col = self._cell(y, x)
         if 0 <= row < g.ny and 0 <= col < g.nx and self.loaded[row, col]:
-            return self.raw[row, col]
+            return self.raw[..., row, col]  # composite: one value per channel
         return None

@@ -26,6 +26,7 @@ class Pyramid:
     arrays: list
     group: object | None  # the OME-Zarr image group, or None
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
+    image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
 
 
 def dataset_paths(group) -> list[str]:
@@ -62,6 +63,7 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
         arrays=arrays,
         group=group,
         axis_names=_axis_names(group, arrays[0]),
+        image=ome_image(group),
     )
 
 
@@ -88,11 +90,23 @@ def _axis_names(group, node) -> tuple[str, ...]:
     if any(own):
         return own
     try:
-        names = engine.axis_names_of_level(group, node.name)
+        prefix = group.path + "/" if group.path else ""  # levels may be nested: scale0/image
+        relative = node.path[len(prefix) :] if node.path.startswith(prefix) else node.name
+        names = engine.axis_names_of_level(group, relative)
     except Exception:  # noqa: BLE001 - malformed OME metadata: plain labels, never a failure
         logger.debug("no OME axes for %s", node.path, exc_info=True)
         return own
     return tuple(names) if names and len(names) == node.ndim else own
+
+
+def ome_image(group):
+    """The engine's OME-Zarr ``Image`` of ``group``; None when it has none or its metadata
+    cannot be used (the engine logs why; the pyramid still shows, without channel colours)."""
+    try:
+        return engine.image(group)
+    except engine.ZarrfsError:
+        logger.debug("no OME image for %s", group.path, exc_info=True)
+        return None
 
 
 def find_pyramid(root, node) -> Pyramid | None:
@@ -113,7 +127,9 @@ def find_pyramid(root, node) -> Pyramid | None:
             if pyramid is not None:
                 return pyramid
         if node.name in paths:  # a coarser level, shown alone
-            return replace(single(node), axis_names=_axis_names(parent, node))
+            return replace(
+                single(node), axis_names=_axis_names(parent, node), image=ome_image(parent)
+            )
     return single(node)
 
 

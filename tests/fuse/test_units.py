@@ -98,6 +98,32 @@ def test_tiff_layout_reads_back_in_pillow(dtype, mode):
     np.testing.assert_array_equal(np.asarray(image), values)
 
 
+@pytest.mark.parametrize("shape", [(1, 1), (5, 7), (700, 333)])
+def test_rgb_tiff_layout_reads_back(shape):
+    """``-o composite``: interleaved RGB, per-sample tags outside the IFD (classic TIFF)."""
+    values = (np.arange(np.prod(shape) * 3) % 251).reshape(shape + (3,)).astype("u1")
+    layout_ = tiff_layout(values.dtype, shape, samples=3)
+    content = layout_.prefix + values.tobytes()
+    assert len(content) == layout_.size
+    np.testing.assert_array_equal(tifffile.imread(io.BytesIO(content)), values)
+    image = Image.open(io.BytesIO(content))
+    assert image.mode == "RGB"
+    np.testing.assert_array_equal(np.asarray(image), values)
+
+
+def test_rgb_bigtiff_keeps_per_sample_tags_inline(tmp_path):
+    shape = (40_000, 40_000)  # 4.8 GB of RGB: a sparse file stands in for the pixels
+    layout_ = tiff_layout(np.dtype("u1"), shape, samples=3)
+    path = tmp_path / "big.tif"
+    with open(path, "wb") as file:
+        file.write(layout_.prefix)
+        file.truncate(layout_.size)
+    with tifffile.TiffFile(path) as tif:
+        page = tif.pages[0]
+        assert tif.is_bigtiff and page.shape == shape + (3,) and page.photometric == 2
+        assert sum(page.databytecounts) == 3 * 40_000 * 40_000
+
+
 def test_bigtiff_when_past_4_gib(tmp_path):
     shape = (70_000, 70_000)  # 4.9 GB of uint8: a sparse file stands in for the pixels
     layout_ = tiff_layout(np.dtype("u1"), shape)

@@ -119,3 +119,40 @@ def test_index_that_does_not_fit_is_an_error(tmp_path):
         assert expected in result.stderr, (index, result.stderr)
     result = run_view(tmp_path / "v.zarr", "--index=-1", "--screenshot", out, tmp_path)
     assert result.returncode == 0, result.stderr
+
+
+def test_screenshot_renders_the_composite(tmp_path):
+    """An OME-Zarr image of a red and a green channel, each bright in one half: the
+    screenshot shows both colours (and yellow nowhere: the halves do not overlap)."""
+    from PIL import Image
+
+    root = zarr.open_group(tmp_path / "img.zarr", mode="w", zarr_format=2)
+    data = np.zeros((2, 64, 80), np.uint8)
+    data[0, :, :40] = 200
+    data[1, :, 40:] = 200
+    root.create_array("0", data=data, chunks=(1, 32, 32))
+    root.attrs.update(
+        {
+            "multiscales": [
+                {
+                    "version": "0.4",
+                    "axes": [{"name": "c", "type": "channel"}, {"name": "y"}, {"name": "x"}],
+                    "datasets": [{"path": "0"}],
+                }
+            ],
+            "omero": {
+                "channels": [
+                    {"label": "red", "color": "FF0000", "window": {"start": 0, "end": 200}},
+                    {"label": "green", "color": "00FF00", "window": {"start": 0, "end": 200}},
+                ]
+            },
+        }
+    )
+    out = tmp_path / "shot.png"
+    result = run_view(tmp_path / "img.zarr", "--screenshot", out, "--size", "900x600", tmp_path)
+    assert result.returncode == 0, result.stderr
+    rgb = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    red = (rgb[..., 0] == 255) & (rgb[..., 1] == 0) & (rgb[..., 2] == 0)
+    green = (rgb[..., 0] == 0) & (rgb[..., 1] == 255) & (rgb[..., 2] == 0)
+    assert red.sum() > 5000 and green.sum() > 5000
+    assert ((rgb[..., 0] > 200) & (rgb[..., 1] > 200) & (rgb[..., 2] < 50)).sum() == 0

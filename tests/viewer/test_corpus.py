@@ -53,10 +53,17 @@ def check_image(window, expected):
     assert request is not None
     if request.level != 0:
         return  # a coarser pyramid level: compared by the OME test
-    plane = expected[(0,) * (expected.ndim - 2)]
-    g, s = request.geometry, int(request.geometry.sy)
-    plane = plane[g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
     state = view.state
+    g, s = request.geometry, int(request.geometry.sy)
+    if view.controller.composite:  # OME channels: every channel's stored values, blended
+        axis = view.controller.channels.axis  # (the blend itself: test_composite.py)
+        index = tuple(slice(None) if a == axis else state.indices[a] for a in range(state.ndim - 2))
+        planes = expected[index][..., g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
+        np.testing.assert_array_equal(view.controller.raw, planes)
+        assert view.composite_item.image.shape == planes.shape[1:] + (3,)
+        return
+    plane = expected[(0,) * (expected.ndim - 2)]
+    plane = plane[g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
     shown = transforms.to_display(
         plane, field_name=state.field_name, complex_mode=state.complex_mode
     )

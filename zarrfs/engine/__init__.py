@@ -71,6 +71,12 @@ Process-wide
     cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
+    ``image(group)``: an OME-Zarr ``Image`` (multiscale, ``omero`` channels with label, colour,
+    ``Window`` and active flag, defaultZ/T, ``image-label`` colours and properties, names of its
+    label images; ``None`` when not an image); ``image_levels(group)``: ``{dataset path:
+    Level}`` (nested paths too). ``blend(planes, colors, windows)``: the additive RGB composite
+    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none;
+    ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
     one convention (bytes as base64, ``"NaN"``) of the CLI, the mount and the viewer;
@@ -98,6 +104,7 @@ from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
+from .composite import auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -115,7 +122,22 @@ from .errors import (
 from .grid import flat_boxes
 from .hierarchy import Array, Broken, Group, Node, open
 from .json_values import json_value
-from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
+from .ome import (
+    Axis,
+    Channel,
+    Dataset,
+    Image,
+    ImageLabel,
+    Level,
+    Multiscale,
+    Omero,
+    Window,
+    axis_names_of_level,
+    image,
+    image_levels,
+    levels,
+    multiscales,
+)
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .scheduler import cancel_all as cancel_all_reads
@@ -143,8 +165,19 @@ __all__ = [
     "read_decoded",
     "Axis",
     "Broken",
+    "Channel",
     "Dataset",
+    "Image",
+    "ImageLabel",
+    "Level",
     "Multiscale",
+    "Omero",
+    "Window",
+    "auto_window",
+    "blend",
+    "scale_to_window",
+    "image",
+    "image_levels",
     "axis_names_of_level",
     "flat_boxes",
     "format_summary",

@@ -13,7 +13,7 @@ import math
 from .cf_summary import cf_rows, cf_summary
 from .errors import ZarrfsError
 from .json_values import json_value
-from .ome import multiscales
+from .ome import image
 from .sizes import human_size
 
 
@@ -73,20 +73,48 @@ def _group(node) -> dict:
             item["error"] = child.error.message
         members.append(item)
     out: dict = {"members": members}
-    ms = multiscales(node)
-    if ms:
-        out["multiscales"] = [
+    try:
+        found = image(node)
+    except ZarrfsError as exc:  # malformed OME metadata: the group's summary still stands
+        out["ome_error"] = exc.message
+        found = None
+    if found is not None:
+        out.update(_ome_image(found))
+    return out
+
+
+def _ome_image(found) -> dict:
+    m = found.multiscale
+    out: dict = {
+        "multiscales": [
             {
                 "name": m.name,
                 "version": m.version,
                 "axes": [{"name": a.name, "type": a.type, "unit": a.unit} for a in m.axes],
                 "datasets": [
-                    {"path": d.path, "scale": list(d.scale) if d.scale else None}
+                    {
+                        "path": d.path,
+                        "scale": list(d.scale) if d.scale else None,
+                        "translation": list(d.translation) if d.translation else None,
+                    }
                     for d in m.datasets
                 ],
             }
-            for m in ms
         ]
+    }
+    if found.omero is not None:
+        out["channels"] = [
+            {
+                "label": c.label,
+                "color": "".join(f"{v:02X}" for v in c.color),
+                "window": [c.window.start, c.window.end] if c.window else None,
+                "active": c.active,
+            }
+            for c in found.omero.channels
+        ]
+        out["default_z"], out["default_t"] = found.omero.default_z, found.omero.default_t
+    if found.labels:
+        out["labels"] = list(found.labels)
     return out
 
 
@@ -132,6 +160,52 @@ def _member_text(m: dict) -> str:
     if m["kind"] == "array":
         text += f"  {_dims(m['shape'])} {_member_dtype(m)}"
     return text + (f"  (error: {' '.join(m['error'].split())})" if m.get("error") else "")
+
+
+def _physical(value: float, unit: str | None) -> str:
+    return f"{value:g} {unit}" if unit else f"{value:g}"
+
+
+def _ome_rows(s: dict) -> list[tuple[str, str]]:
+    """An OME-Zarr image: its multiscale, pixel sizes per level, channels, default plane, labels."""
+    rows = [("OME-Zarr", f"cannot be used: {s['ome_error']}")] if s.get("ome_error") else []
+    for m in s.get("multiscales", []):
+        axes = ", ".join(
+            a["name"] + (f" ({a['unit']})" if a.get("unit") else "") for a in m["axes"]
+        )
+        levels = ", ".join(d["path"] for d in m["datasets"])
+        rows.append(
+            (
+                "OME-Zarr",
+                f"multiscale {m['name'] or ''} v{m['version'] or '?'}: "
+                f"axes {axes}; levels {levels}".replace("  ", " "),
+            )
+        )
+        sizes = []
+        for d in m["datasets"]:
+            if d["scale"] and len(d["scale"]) == len(m["axes"]):
+                each = ", ".join(
+                    f"{a['name']} {_physical(v, a.get('unit'))}"
+                    for a, v in zip(m["axes"], d["scale"], strict=True)
+                    if a.get("type") != "channel"
+                )
+                sizes.append(f"{d['path']}: {each}")
+        if sizes:
+            rows.append(("pixel sizes", "\n".join(sizes)))
+    channels = [
+        f"{k}: {c['label']}  #{c['color']}"
+        + (f"  window {c['window'][0]:g}-{c['window'][1]:g}" if c["window"] else "  window auto")
+        + ("" if c["active"] else "  (inactive)")
+        for k, c in enumerate(s.get("channels", []))
+    ]
+    if channels:
+        rows.append(("channels", "\n".join(channels)))
+    defaults = [f"{k} {s[f'default_{k}']}" for k in ("z", "t") if s.get(f"default_{k}") is not None]
+    if defaults:
+        rows.append(("default plane", ", ".join(defaults)))
+    if s.get("labels"):
+        rows.append(("labels", ", ".join(s["labels"])))
+    return rows
 
 
 def format_summary(s: dict) -> str:
@@ -190,18 +264,7 @@ def format_summary(s: dict) -> str:
             rows[2] = ("kind", f"implicit group (Zarr v{s['zarr_format']}, no zarr.json)")
         members = [_member_text(m) for m in s["members"]]
         rows.append(("members", "\n".join(members) if members else "none"))
-        for m in s.get("multiscales", []):
-            axes = ", ".join(
-                a["name"] + (f" ({a['unit']})" if a.get("unit") else "") for a in m["axes"]
-            )
-            levels = ", ".join(d["path"] for d in m["datasets"])
-            rows.append(
-                (
-                    "OME-Zarr",
-                    f"multiscale {m['name'] or ''} v{m['version'] or '?'}: "
-                    f"axes {axes}; levels {levels}".replace("  ", " "),
-                )
-            )
+        rows += _ome_rows(s)
     attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
     rows.append(("attributes", attrs if s["attributes"] else "none"))
     if s.get("error"):

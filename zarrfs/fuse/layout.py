@@ -8,7 +8,9 @@ The scheme (documented in README.md, section "What the folder shows"):
 * 3 or more dimensions: ``planes/<a>_<i>/.../<b>_<j>.npy|.tif``, one directory level per leading
   axis but the last, whose index names the files; ``<a>`` is the dimension name (array metadata,
   else OME-Zarr axes, else ``dim<k>``), ``<i>`` zero-padded to the width of the largest index;
-* opt-in (``-o png``, ``-o csv``): ``data.png`` / plane ``.png`` previews, ``data.csv``.
+* opt-in (``-o png``, ``-o csv``): ``data.png`` / plane ``.png`` previews, ``data.csv``;
+  (``-o composite``) ``planes/.../composite/<b>_<j>.tif``: an OME-Zarr plane's channels as one
+  RGB TIFF, beside the channel axis' ``<c>_<i>`` entries (``composite.py``).
 
 A child node whose name equals a generated name keeps its name; the generated entry gets ``_``
 prefixed until it is unique (``attrs.json`` -> ``_attrs.json``), the same rule at every level.

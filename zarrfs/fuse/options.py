@@ -66,6 +66,7 @@ class MountOptions:
     png: bool = False  # opt-in 8-bit PNG previews of planes (size known only after encoding)
     csv: bool = False  # opt-in CSV for small 1-D / 2-D arrays
     cf: bool = False  # opt-in CF-decoded data.cf.npy and plane .cf.npy files
+    composite: bool = False  # opt-in RGB .tif of an OME-Zarr plane's channels (generated)
     csv_max_elements: int = 1_000_000
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
@@ -134,6 +135,7 @@ _PARSERS = {
     "png": _parse_bool,
     "csv": _parse_bool,
     "cf": _parse_bool,
+    "composite": _parse_bool,
     "csv_max_elements": int,
     "json_max_elements": int,
     "prefetch": parse_size,

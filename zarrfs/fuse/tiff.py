@@ -46,21 +46,24 @@ class TiffLayout:
         return self.data_offset + self.data_size
 
 
-def tiff_layout(dtype: np.dtype, shape: tuple[int, int]) -> TiffLayout:
-    """Lay out a TIFF of one ``shape`` plane of ``dtype`` (native byte order)."""
-    if not supports_tiff(dtype, shape):
-        raise ValueError(f"no TIFF for dtype {dtype} and shape {shape}")
+def tiff_layout(dtype: np.dtype, shape: tuple[int, int], samples: int = 1) -> TiffLayout:
+    """Lay out a TIFF of one ``shape`` plane of ``dtype`` (native byte order); ``samples=3``:
+    an RGB image, its samples interleaved per pixel (``-o composite``)."""
+    if not supports_tiff(dtype, shape) or samples not in (1, 3):
+        raise ValueError(f"no TIFF for dtype {dtype}, shape {shape} and {samples} samples")
     height, width = shape
-    row_bytes = width * dtype.itemsize
+    row_bytes = width * dtype.itemsize * samples
     data_size = height * row_bytes
     rows_per_strip = max(1, min(height, _TARGET_STRIP_BYTES // row_bytes))
     strip_count = -(-height // rows_per_strip)
     # classic TIFF's prefix is under 256 bytes plus 8 per strip: decide before laying out
     bigtiff = data_size + 256 + 8 * strip_count > _CLASSIC_LIMIT
-    return _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff)
+    return _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff, samples)
 
 
-def _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff) -> TiffLayout:
+def _build(
+    dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff, samples
+) -> TiffLayout:
     order = "<" if sys.byteorder == "little" else ">"
     offset_type, offset_format = (_LONG8, "Q") if bigtiff else (_LONG, "I")
     inline_bytes = 8 if bigtiff else 4
@@ -72,25 +75,34 @@ def _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff
     table_bytes = strip_count * struct.calcsize(offset_format)
     needs_tables = table_bytes > inline_bytes
     tables_size = 2 * table_bytes if needs_tables else 0
-    data_offset = -(-(tables_at + tables_size) // _DATA_ALIGNMENT) * _DATA_ALIGNMENT
-    row_bytes = width * dtype.itemsize
+    # per-sample values (BitsPerSample, SampleFormat) longer than a value field go after the
+    # tables, one short per sample
+    per_sample = struct.calcsize("H") * samples
+    outside = per_sample > inline_bytes
+    bits_at = tables_at + tables_size
+    formats_at = bits_at + per_sample
+    extras_size = 2 * per_sample if outside else 0
+    data_offset = -(-(tables_at + tables_size + extras_size) // _DATA_ALIGNMENT) * _DATA_ALIGNMENT
+    row_bytes = width * dtype.itemsize * samples
     strip_bytes = rows_per_strip * row_bytes
     offsets = [data_offset + i * strip_bytes for i in range(strip_count)]
     counts = [min(strip_bytes, data_size - i * strip_bytes) for i in range(strip_count)]
     offsets_blob = struct.pack(f"{order}{strip_count}{offset_format}", *offsets)
     counts_blob = struct.pack(f"{order}{strip_count}{offset_format}", *counts)
+    bits_blob = struct.pack(f"{order}{samples}H", *[dtype.itemsize * 8] * samples)
+    formats_blob = struct.pack(f"{order}{samples}H", *[_SAMPLE_FORMATS[dtype.kind]] * samples)
     entries = [
         (256, _LONG, 1, width),
         (257, _LONG, 1, height),
-        (258, _SHORT, 1, dtype.itemsize * 8),
+        (258, _SHORT, samples, bits_at if outside else bits_blob),
         (259, _SHORT, 1, 1),  # no compression
-        (262, _SHORT, 1, 1),  # BlackIsZero
+        (262, _SHORT, 1, 1 if samples == 1 else 2),  # BlackIsZero or RGB
         (273, offset_type, strip_count, tables_at if needs_tables else offsets_blob),
-        (277, _SHORT, 1, 1),
+        (277, _SHORT, 1, samples),
         (278, _LONG, 1, rows_per_strip),
         (279, offset_type, strip_count, tables_at + table_bytes if needs_tables else counts_blob),
         (284, _SHORT, 1, 1),  # chunky
-        (339, _SHORT, 1, _SAMPLE_FORMATS[dtype.kind]),
+        (339, _SHORT, samples, formats_at if outside else formats_blob),
     ]
     out = bytearray()
     if bigtiff:
@@ -104,6 +116,8 @@ def _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff
     out += bytes(inline_bytes)  # no next IFD
     if needs_tables:
         out += offsets_blob + counts_blob
+    if outside:
+        out += bits_blob + formats_blob
     out += bytes(data_offset - len(out))
     return TiffLayout(bytes(out), data_offset, data_size, bigtiff)
 

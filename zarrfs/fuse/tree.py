@@ -20,6 +20,7 @@ import numpy as np
 import zarrfs.engine as engine
 
 from . import cf_files, formats, layout
+from . import composite as composite_files
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
 from .tiff import tiff_layout
@@ -53,16 +54,23 @@ class Directory:
 
 
 class PlaneDirectory:
-    """``planes/`` and its sub-levels: entries computed from indices, never all held at once."""
+    """``planes/`` and its sub-levels: entries computed from indices, never all held at once.
+
+    With ``coordinates`` (a 1-D CF coordinate along an axis), entries are also named by
+    coordinate value beside the index names. With ``composite`` (``-o composite``, an OME-Zarr
+    image with a channel axis), the level of the channel axis also offers ``composite`` (a
+    directory, or ``composite.tif`` at the last level): below it the prefix holds ``None`` for
+    the channel axis and planes are RGB ``.tif`` composites of every active channel."""
 
     def __init__(
         self,
         context: NodeContext,
         array,
         labels: list[str],
-        prefix: tuple[int, ...],
+        prefix: tuple,
         headers: dict | None = None,
         coordinates: cf_files.CoordinateNames | None = None,
+        composite: composite_files.CompositeSpec | None = None,
     ):
         self.context = context
         self.headers = {} if headers is None else headers  # kind -> prefix bytes, per array
@@ -70,53 +78,85 @@ class PlaneDirectory:
         self.labels = labels
         self.prefix = prefix
         self.coordinates = coordinates  # entries named by coordinate value, beside the indices
+        self.composite = composite
         shape = tuple(array.shape)
         self.axis = len(prefix)
         self.count = shape[self.axis]
         self.is_last_level = self.axis == len(shape) - 3
-        self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
-        self.kinds += cf_files.plane_kinds(array, context.options)
+        self.in_composite = None in prefix
+        if self.in_composite:
+            self.kinds = ["tif"]
+        else:
+            self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
+            self.kinds += cf_files.plane_kinds(array, context.options)
         self._names: list[str] | None = None
 
     def _value_stems(self) -> dict[str, int]:
         return self.coordinates.stems(self.axis) if self.coordinates is not None else {}
+
+    @property
+    def offers_composite(self) -> bool:
+        return self.composite is not None and self.composite.axis == self.axis
 
     def names(self) -> list[str]:
         if self._names is None:  # a listing asks again for every page of entries
             label = self.labels[self.axis]
             stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
             stems += list(self._value_stems())
+            if self.offers_composite:
+                stems.append(composite_files.NAME)
             self._names = (
                 stems
                 if not self.is_last_level
-                else [f"{stem}.{kind}" for stem in stems for kind in self.kinds]
+                else [
+                    f"{stem}.{kind}"
+                    for stem in stems
+                    for kind in (["tif"] if stem == composite_files.NAME else self.kinds)
+                ]
             )
         return self._names
 
+    def _split(self, name: str) -> tuple[str, str] | None:
+        """``(stem, kind)`` of an entry name; the kind is "" above the last level."""
+        if not self.is_last_level:
+            return name, ""
+        kinds = self.kinds + (["tif"] if self.offers_composite else [])
+        longest_first = sorted(set(kinds), key=len, reverse=True)  # "cf.npy" before "npy"
+        kind = next((k for k in longest_first if name.endswith(f".{k}")), "")
+        return (name[: -len(kind) - 1], kind) if kind else None
+
     def lookup(self, name: str):
         label = self.labels[self.axis]
-        stem, kind = name, ""
-        if self.is_last_level:
-            longest_first = sorted(self.kinds, key=len, reverse=True)  # "cf.npy" before "npy"
-            kind = next((k for k in longest_first if name.endswith(f".{k}")), "")
-            if not kind:
-                return None
-            stem = name[: -len(kind) - 1]
-        index = layout.parse_plane_entry(stem, label, self.count)
-        if index is None and stem.startswith(label + "_"):
-            index = self._value_stems().get(stem)
-        if index is None:
+        split = self._split(name)
+        if split is None:
             return None
+        stem, kind = split
+        if self.offers_composite and stem == composite_files.NAME:
+            if self.is_last_level and kind != "tif":
+                return None
+            index = None
+        else:
+            if self.is_last_level and kind not in self.kinds:
+                return None
+            index = layout.parse_plane_entry(stem, label, self.count)
+            if index is None and stem.startswith(label + "_"):
+                index = self._value_stems().get(stem)
+            if index is None:
+                return None
+        prefix = self.prefix + (index,)
         if not self.is_last_level:
             return PlaneDirectory(
                 self.context,
                 self.array,
                 self.labels,
-                self.prefix + (index,),
+                prefix,
                 self.headers,
                 self.coordinates,
+                self.composite,
             )
-        return self.context.plane_file(self.array, self.prefix + (index,), kind, self.headers)
+        if None in prefix:
+            return composite_files.composite_file(self.array, self.composite, prefix)
+        return self.context.plane_file(self.array, prefix, kind, self.headers)
 
 
 class NodeContext:
@@ -210,44 +250,47 @@ def _info_text(node) -> bytes:
     return engine.format_summary(engine.summary(node)).encode()
 
 
-def ome_axes_by_path(group) -> dict[str, list[str]]:
-    """``{array name: [axis names]}`` for the pyramid levels of an OME-Zarr image group."""
-    try:
-        descriptions = engine.multiscales(group)
-    except engine.ZarrfsError:  # OME metadata the engine rejects: no axis names then
-        log.debug("no OME multiscales for %r", group.path, exc_info=True)
-        return {}
-    return {
-        dataset.path: [axis.name or "" for axis in description.axes]
-        for description in descriptions
-        if description.axes
-        for dataset in description.datasets
-    }
+def _levels_below(levels: dict, name: str) -> dict:
+    """The entries of ``levels`` (``{relative path: engine.Level}``) under the child ``name``,
+    re-keyed relative to it; the child's own level, if it is one, under ``""``."""
+    below = {}
+    for path, level in levels.items():
+        if path == name:
+            below[""] = level
+        elif path.startswith(name + "/"):
+            below[path[len(name) + 1 :]] = level
+    return below
 
 
-def build_node_directory(context: NodeContext, node, ome_axes=None):
-    """The directory of a group or an array."""
-    return Directory(lambda: _node_entries(context, node, ome_axes))
+def build_node_directory(context: NodeContext, node, levels=None):
+    """The directory of a group or an array. ``levels``: the OME-Zarr pyramid levels at or below
+    ``node`` that an ancestor image declares, ``{relative path: engine.Level}``."""
+    return Directory(lambda: _node_entries(context, node, levels or {}))
 
 
-def _node_entries(context: NodeContext, node, ome_axes) -> dict:
+def _node_entries(context: NodeContext, node, levels: dict) -> dict:
     if node.kind == "array":
-        return _array_entries(context, node, ome_axes)
+        return _array_entries(context, node, levels.get(""))
     if node.kind == "broken":  # metadata the engine cannot use: what it has, no data files
         log.warning("/%s: %s", node.path, " ".join(node.error.message.split()))
         return context.node_files(node)
-    return _group_entries(context, node)
+    return _group_entries(context, node, levels)
 
 
-def _group_entries(context: NodeContext, group) -> dict:
+def _group_entries(context: NodeContext, group, inherited: dict) -> dict:
     """A group's children, each opened only when its own directory is first used: a child
     whose metadata cannot be used holds only ``meta.json``, ``attrs.json`` and ``info.txt``;
     an array whose codecs cannot be built has its files, whose reads fail with EIO and a log
     line naming it; a child that cannot be fetched fails alone, with EIO; its siblings and
-    the group still list."""
-    ome = ome_axes_by_path(group)
+    the group still list.
+
+    An image's levels may sit deeper than its children (ngff-zarr: ``scale0/image``): they are
+    handed down until the array is reached, so every level gets the image's axis names."""
+    levels = {p: v for p, v in inherited.items() if p} | engine.image_levels(group)
     entries: dict = {
-        name: Directory(lambda name=name: _node_entries(context, group[name], ome.get(name)))
+        name: Directory(
+            lambda name=name: _node_entries(context, group[name], _levels_below(levels, name))
+        )
         for name in group.keys()
     }
     for name, file in context.node_files(group).items():
@@ -255,15 +298,20 @@ def _group_entries(context: NodeContext, group) -> dict:
     return entries
 
 
-def _array_entries(context: NodeContext, array, ome_axes) -> dict:
+def _array_entries(context: NodeContext, array, level) -> dict:
+    """``level``: the ``engine.Level`` this array is in an OME-Zarr image, or None."""
     entries: dict = {}
     for name, kind in layout.array_file_kinds(array, context.options):
         entries[name] = context.array_file(array, kind)
     entries.update(cf_files.array_files(context, array))
     if layout.has_planes(array):
+        ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
         names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
-        entries[layout.PLANES_DIR] = PlaneDirectory(context, array, labels, (), None, names)
+        composite = composite_files.channel_axis(array, level, context.options)
+        entries[layout.PLANES_DIR] = PlaneDirectory(
+            context, array, labels, (), None, names, composite
+        )
     entries.update(context.node_files(array))
     return entries
 

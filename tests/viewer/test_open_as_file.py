@@ -1,0 +1,64 @@
+"""Open as a file: the plane on screen as its .tif under a zarrfs mount of the same store, an
+existing mount found, else one made on request and unmounted when the window closes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tifffile
+
+from tests.fuse.conftest import mount, needs_fuse  # noqa: F401 - the mount fixture
+from zarrfs.fuse.daemon import is_mounted
+
+pytestmark = [needs_fuse, pytest.mark.fuse]
+
+
+def located(window, qtbot, make_mount: bool):
+    found, failed = [], []
+    window.plane_as_file(make_mount, found.append, failed.append)
+    qtbot.waitUntil(lambda: bool(found or failed), timeout=60_000)
+    if failed:
+        raise failed[0]
+    return found[0]
+
+
+def test_mounts_on_request_and_unmounts_on_exit(qtbot, idle, sample_store):
+    from viewer.app import make_app
+    from viewer.main_window import MainWindow
+
+    path, arrays = sample_store
+    make_app()
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1000, 700)
+    window.show()
+    made = []
+    try:
+        window.open_store(str(path), {}, path="images/volume", indices=[3])
+        idle(window)
+        with pytest.raises(FileNotFoundError, match="no zarrfs mount"):
+            located(window, qtbot, make_mount=False)
+        plane = located(window, qtbot, make_mount=True)
+        made = list(window.mounts.made)
+        assert len(made) == 1 and plane.name == "z_3.tif" and str(plane).startswith(str(made[0]))
+        np.testing.assert_array_equal(tifffile.imread(plane), arrays["volume"][3])
+        assert located(window, qtbot, make_mount=False) == plane  # found again, not remade
+    finally:
+        window.close()
+        for point in made:  # the window unmounted them; a failed test must not leave one
+            if is_mounted(str(point)):
+                import subprocess
+
+                subprocess.run(["fusermount3", "-uz", str(point)], check=False)
+    assert made and not is_mounted(str(made[0])) and not made[0].exists()
+
+
+def test_finds_an_existing_mount(window, idle, qtbot, ome_images, mount):  # noqa: F811
+    written = ome_images("ome-zarr-py", "0.4")
+    mounted = mount(str(written.path))
+    window.open_store(str(written.path), {})
+    idle(window)
+    plane = located(window, qtbot, make_mount=False)
+    assert plane == mounted.path / "s0" / "planes" / "c_0" / "z_2.tif"  # defaultZ 2
+    assert not window.mounts.made
+    np.testing.assert_array_equal(tifffile.imread(plane), written.data[0, 2])

@@ -1,0 +1,99 @@
+"""Export what the view shows as PNG: the screen as drawn (composite, scale bar and all), or the
+plane on screen at full resolution, rendered as it is drawn (the composite with the windows on
+screen; one plane with its contrast and colormap).
+
+A full-resolution export reads the whole plane of level 0, so it leaves the GUI thread as an
+immutable :class:`FullPlane` request; :func:`render` runs in a worker and uses ``engine.blend``,
+so a composite export equals the mount's ``-o composite`` file of that plane.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import zarrfs.engine as engine
+
+from . import transforms
+
+
+@dataclass(frozen=True)
+class FullPlane:
+    """Everything the worker needs to render the plane on screen at full resolution."""
+
+    array: object  # level 0
+    selection: tuple  # the plane; a slice at the channel axis for a composite
+    transpose: bool  # rows are a later axis than columns
+    colors: tuple = ()  # composite: per visible channel
+    windows: tuple = ()
+    channels: tuple[int, ...] = ()  # composite: the visible channels
+    levels: tuple[float, float] | None = None  # one plane: its contrast ...
+    lut: np.ndarray | None = None  # ... and colormap (256 x 3 uint8)
+    field_name: str | None = None
+    complex_mode: str = "magnitude"
+
+
+def full_plane(view) -> FullPlane | None:
+    """The request for the plane ``view`` shows, or None when it shows nothing."""
+    controller, state = view.controller, view.state
+    if state is None or not controller.arrays:
+        return None
+    composite = controller.composite
+    selection = tuple(
+        slice(None)
+        if a in (state.y_axis, state.x_axis) or (composite and a == controller.channels.axis)
+        else state.indices[a]
+        for a in range(state.ndim)
+    )
+    common = dict(
+        array=controller.arrays[0], selection=selection, transpose=state.y_axis > state.x_axis
+    )
+    if composite:
+        channels = controller.channels.channels
+        shown = tuple(k for k, c in enumerate(channels) if c.visible)
+        return FullPlane(
+            **common,
+            channels=shown,
+            colors=tuple(channels[k].color for k in shown),
+            windows=tuple(channels[k].window or channels[k].auto_window or (0, 1) for k in shown),
+        )
+    lut = view.histogram.item.gradient.colorMap().getLookupTable(nPts=256, alpha=False)
+    return FullPlane(
+        **common,
+        levels=tuple(controller.current_levels if state.auto_levels else state.levels),
+        lut=np.asarray(lut, dtype=np.uint8)[:, :3],
+        field_name=state.field_name,
+        complex_mode=state.complex_mode,
+    )
+
+
+def render(request: FullPlane) -> np.ndarray:
+    """The RGB ``uint8`` picture of the request's plane (runs in a worker)."""
+    values = request.array.read(request.selection)
+    if request.transpose:
+        values = np.swapaxes(values, -1, -2)
+    if request.levels is None:  # a composite: (channels, rows, cols)
+        if not request.channels:
+            return np.zeros(values.shape[1:] + (3,), np.uint8)
+        planes = [values[k] for k in request.channels]
+        return engine.blend(planes, request.colors, request.windows)
+    shown = transforms.to_display(
+        values, field_name=request.field_name, complex_mode=request.complex_mode
+    )
+    low, high = request.levels
+    scaled = engine.scale_to_window(shown, low, high if high != low else low + 1)
+    return request.lut[np.rint(scaled * 255).astype(np.uint8)]
+
+
+def write_png(rgb: np.ndarray, path: str | Path) -> None:
+    from PIL import Image
+
+    Image.fromarray(np.ascontiguousarray(rgb), mode="RGB").save(str(path), format="PNG")
+
+
+def screen_png(view, path: str | Path) -> None:
+    """The image area as it is on screen (composite, overlay, scale bar)."""
+    if not view.graphics.grab().save(str(path), "PNG"):
+        raise OSError(f"cannot write {path}")

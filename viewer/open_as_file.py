@@ -1,0 +1,114 @@
+""" "Open as a file": the plane on screen as its ``.tif`` under a zarrfs mount of the same store,
+for Fiji, GIMP or any program (the viewer's and the mount's doors meet here).
+
+An existing zarrfs mount of the store is found through the mount table and its
+``.zarrfs/mount.json``; else one is made on request, read-only, in a temporary folder, and
+unmounted when the viewer exits. The plane's file is found by listing the mounted folder (the
+i-th entry of each plane level is index i), so the mount alone knows its naming scheme. The
+mount's planes run over the last two axes: other displayed axes have no plane file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+FS_TYPE = "fuse.zarrfs"
+MOUNT_TIMEOUT = 60.0
+
+
+def normalized(url: str) -> str:
+    """Local paths as absolute paths, as the mount records its URL."""
+    if "://" in url or "::" in url:
+        return url.rstrip("/")
+    return os.path.abspath(os.path.expanduser(url))
+
+
+def find_mount(url: str, table: str = "/proc/self/mounts") -> Path | None:
+    """A zarrfs mount of ``url`` (its root), or None."""
+    try:
+        lines = Path(table).read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3 or fields[2] != FS_TYPE:
+            continue
+        point = Path(fields[1].replace("\\040", " "))
+        try:
+            document = json.loads((point / ".zarrfs" / "mount.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if normalized(str(document.get("url", ""))) == normalized(url):
+            return point
+    return None
+
+
+def plane_file(root: Path, node_path: str, indices: tuple[int, ...]) -> Path:
+    """The ``.tif`` of the plane at ``indices`` (one per axis before the last two) of the array
+    ``node_path`` under the mount ``root``. FileNotFoundError when the mount offers none."""
+    node = root.joinpath(*[p for p in node_path.split("/") if p])
+    if not indices:
+        return node / "data.tif"
+    folder = node / "planes"
+    for depth, index in enumerate(indices):
+        last = depth == len(indices) - 1
+        names = sorted(os.listdir(folder))
+        if last:
+            entries = [n for n in names if n.endswith(".tif") and not n.startswith("composite")]
+        else:
+            entries = [n for n in names if n != "composite"]
+        if index >= len(entries):
+            raise FileNotFoundError(f"{folder}: no plane file for index {index}")
+        folder = folder / entries[index]
+    return folder
+
+
+class Mounts:
+    """The mounts this viewer made: made on request, unmounted by :meth:`unmount_all`."""
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    def mount(self, url: str, storage_options: dict) -> Path:
+        """Mount ``url`` read-only in a new temporary folder (blocks until live: background)."""
+        point = Path(tempfile.mkdtemp(prefix="zarrfs-view-"))
+        flags = []
+        for key, value in storage_options.items():
+            flags += ["-O", f"{key}={json.dumps(value)}"]
+        command = [sys.executable, "-m", "zarrfs.cli", "mount", url, str(point), *flags]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=MOUNT_TIMEOUT)
+        if result.returncode != 0:
+            point.rmdir()
+            raise OSError(f"cannot mount {url}: {result.stderr.strip() or result.returncode}")
+        self.made.append(point)
+        return point
+
+    def unmount_all(self) -> None:
+        made, self.made = self.made, []
+        for point in made:
+            subprocess.run(
+                [sys.executable, "-m", "zarrfs.cli", "unmount", str(point)],
+                capture_output=True,
+                timeout=MOUNT_TIMEOUT,
+                check=False,
+            )
+            try:
+                point.rmdir()
+            except OSError:
+                pass
+
+
+def locate(url: str, storage_options: dict, node_path: str, indices, mounts: Mounts | None):
+    """The plane's file: under an existing mount, else (``mounts`` given) a new one. Runs in a
+    worker (listing a mount, mounting)."""
+    root = find_mount(url)
+    if root is None:
+        if mounts is None:
+            raise FileNotFoundError(f"no zarrfs mount of {url}")
+        root = mounts.mount(url, storage_options)
+    return plane_file(root, node_path, tuple(indices))

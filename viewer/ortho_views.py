@@ -1,0 +1,146 @@
+"""Orthogonal views: beside the XY plane, the XZ and YZ planes through a crosshair, for any
+image of 3 or more dimensions (the depth axis: the one named ``z``, else the first slider axis
+that is not the channel axis).
+
+Each pane is a ``PlaneController`` of its own over the same pyramid (so each is read lazily, at
+its own screen resolution, and a composite stays a composite), with a ``ViewState`` of its own
+whose indices follow the main view's and the crosshair. Clicking a pane moves the crosshair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Signal
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from .chunk_grid import ChunkGridItem
+from .plane_controller import PlaneController
+from .view_state import ViewState
+
+
+def depth_axis(state: ViewState, channel_axis: int | None) -> int | None:
+    """The axis the orthogonal planes run along, or None (a 2-D image)."""
+    candidates = [a for a in state.slider_axes if a != channel_axis]
+    named = [a for a in candidates if state.dimension_names[a].lower() == "z"]
+    return (named or candidates or [None])[0]
+
+
+class OrthoPane:
+    """One orthogonal plane: a view box, its items, its controller and its state."""
+
+    def __init__(self, layout: pg.GraphicsLayoutWidget, row: int, parent: QWidget):
+        self.view_box = layout.addViewBox(row=row, col=0, lockAspect=True, invertY=True)
+        self.view_box.setMenuEnabled(False)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.composite_item = pg.ImageItem(axisOrder="row-major")
+        self.grid_item = ChunkGridItem()
+        self.grid_item.setVisible(False)
+        for item in (self.image_item, self.composite_item, self.grid_item):
+            self.view_box.addItem(item)
+        pen = pg.mkPen((255, 255, 0, 160), width=1)
+        self.row_line = pg.InfiniteLine(angle=0, pen=pen, movable=False)
+        self.col_line = pg.InfiniteLine(angle=90, pen=pen, movable=False)
+        self.view_box.addItem(self.row_line)
+        self.view_box.addItem(self.col_line)
+        self.controller = PlaneController(
+            self.image_item, self.grid_item, parent, composite_item=self.composite_item
+        )
+        self.state: ViewState | None = None
+
+    def show(self, state: ViewState, levels, arrays, channels, node_path: str, aspect: float):
+        new = self.state is None or (self.state.y_axis, self.state.x_axis) != (
+            state.y_axis,
+            state.x_axis,
+        )
+        self.state = state
+        self.controller.set_source(node_path, state, levels, arrays, channels)
+        self.view_box.setAspectLocked(True, ratio=aspect)
+        if new:
+            h, w = state.shape[state.y_axis], state.shape[state.x_axis]
+            self.view_box.setRange(QRectF(0, 0, w, h), padding=0.02)
+        self.refresh(force=True)
+
+    def refresh(self, force: bool = False) -> None:
+        if self.state is None:
+            return
+        (x0, x1), (y0, y1) = self.view_box.viewRange()
+        rect = self.view_box.sceneBoundingRect()
+        screen = (max(int(rect.height()), 64), max(int(rect.width()), 64))
+        self.controller.update_view((y0, y1, x0, x1), screen, force=force)
+
+
+class OrthoViews(QWidget):
+    """The XZ pane (rows: depth) over the YZ pane (columns: depth); ``moved(axis, index)``
+    when a click moves the crosshair along an axis of the image."""
+
+    moved = Signal(int, int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.xz = OrthoPane(self.graphics, 0, self)
+        self.yz = OrthoPane(self.graphics, 1, self)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics)
+        self.depth: int | None = None
+        self._main: ViewState | None = None
+        self._key: tuple | None = None
+        self.graphics.scene().sigMouseClicked.connect(self._clicked)
+        for pane in (self.xz, self.yz):
+            pane.view_box.sigRangeChanged.connect(lambda *_a, p=pane: p.refresh())
+        self.setMinimumWidth(260)
+        self.hide()
+
+    def forget(self) -> None:
+        """Show the planes again at the next ``follow`` (a new array, or shown anew)."""
+        self._key = None
+        for pane in (self.xz, self.yz):
+            pane.controller.clear()
+            pane.state = None
+
+    def redraw(self) -> None:
+        """Draw again what is loaded (a channel toggled or its window changed)."""
+        for pane in (self.xz, self.yz):
+            if pane.state is not None:
+                pane.controller.redraw()
+
+    @property
+    def busy(self) -> bool:
+        return self.isVisible() and any(p.controller.busy for p in (self.xz, self.yz))
+
+    def follow(self, main: ViewState, levels, arrays, channels, node_path, physical) -> None:
+        """Show the planes through ``main``'s indices (the crosshair: its y and x indices)."""
+        self._main = main
+        self.depth = depth_axis(main, channels.axis if channels is not None else None)
+        if self.depth is None or not self.isVisible():
+            return
+        y, x, z = main.y_axis, main.x_axis, self.depth
+        composite = channels is not None and channels.composite
+        key = (tuple(main.indices), y, x, z, composite, main.field_name, main.complex_mode)
+        if key == self._key:
+            return  # the same planes: panning the main view reads nothing here
+        for pane, rows, cols in ((self.xz, z, x), (self.yz, y, z)):
+            state = replace(main, indices=list(main.indices))
+            state.set_display_axes(rows, cols)  # (not through __init__: it moves (0, 1))
+            state.bump()
+            aspect = physical.aspect(rows, cols) if physical is not None else 1.0
+            pane.show(state, levels, arrays, channels, node_path, aspect)
+        self._key = key
+        iy, ix, iz = (main.indices[a] + 0.5 for a in (y, x, z))
+        self.xz.row_line.setValue(iz)
+        self.xz.col_line.setValue(ix)
+        self.yz.row_line.setValue(iy)
+        self.yz.col_line.setValue(iz)
+
+    def _clicked(self, event) -> None:
+        if self._main is None or self.depth is None:
+            return
+        pos = event.scenePos()
+        for pane in (self.xz, self.yz):
+            if pane.state is not None and pane.view_box.sceneBoundingRect().contains(pos):
+                point = pane.view_box.mapSceneToView(pos)
+                self.moved.emit(pane.state.y_axis, int(point.y()))
+                self.moved.emit(pane.state.x_axis, int(point.x()))
