@@ -306,6 +306,8 @@ def _root_opener(url: str, options: MountOptions, storage_options: dict):
         storage.setdefault("anon", True)
     if options.endpoint_url:
         storage.setdefault("endpoint_url", options.endpoint_url)
+    if options.follow_symlinks:
+        storage.setdefault("follow_symlinks", True)
     for key, value in options.storage:
         set_option(storage, key, value, keep=True)
     consolidated = options.consolidated

@@ -79,6 +79,7 @@ class MountOptions:
     gid: int | None = None
     debug: bool = False  # libfuse debug output (foreground only is useful)
     log_level: str = "INFO"
+    follow_symlinks: bool = False  # local stores: read symlinks that lead out of the store
     anon: bool = False  # storage options, so that an fstab line can carry them
     endpoint_url: str | None = None
     storage: tuple[tuple[str, str], ...] = field(default=())  # so.KEY=VALUE
@@ -147,6 +148,7 @@ _PARSERS = {
     "debug": _parse_bool,
     "log_level": _parse_log_level,
     "anon": _parse_bool,
+    "follow_symlinks": _parse_bool,
     "endpoint_url": str,
 }
 
