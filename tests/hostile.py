@@ -155,3 +155,50 @@ def run_capped(code: str, *, timeout: float = 60, env: dict | None = None) -> st
     if proc.returncode != 0:
         raise AssertionError(f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout
+
+
+def _zarray(shape, chunks, dtype="|u1", **extra) -> dict:
+    return {
+        "zarr_format": 2,
+        "shape": shape,
+        "chunks": chunks,
+        "dtype": dtype,
+        "compressor": None,
+        "fill_value": None,
+        "filters": None,
+        "order": "C",
+        **extra,
+    }
+
+
+def write_hostile_metadata(root: Path) -> Path:
+    """A group of nodes whose metadata is the attack, each beside a readable ``good`` array:
+
+    ``huge_attrs`` (a 64 MiB ``.zattrs``), ``deep_codec`` (a codec configuration nested 100,000
+    deep), ``deep_attrs`` (attributes nested 200,000 deep), ``void_2g`` (``|V2147483647``),
+    ``bytes_1g`` (``|S1000000000``), ``big_chunks`` (chunks of 8 TiB), ``vast``
+    (``[10**12, 10**12]`` float64, nothing stored)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".zgroup").write_text('{"zarr_format": 2}')
+    write_v2_array(root, "good", bytes([7]) * CHUNK, None)
+    nodes = {
+        "huge_attrs": _zarray([4], [4]),
+        "deep_codec": None,
+        "deep_attrs": _zarray([4], [4]),
+        "void_2g": _zarray([4], [1], "|V2147483647"),
+        "bytes_1g": _zarray([4], [1], "|S1000000000"),
+        "big_chunks": _zarray([1 << 20, 1 << 20], [1 << 20, 1 << 20], "<f8"),
+        "vast": _zarray([10**12, 10**12], [1000, 1000], "<f8", fill_value=0),
+    }
+    for name, doc in nodes.items():
+        (root / name).mkdir()
+        if doc is not None:
+            (root / name / ".zarray").write_text(json.dumps(doc))
+    with open(root / "huge_attrs" / ".zattrs", "w") as f:
+        f.write('{"x": "' + "a" * (64 << 20) + '"}')
+    deep = json.dumps(_zarray([4], [4]))[:-1] + ', "compressor": {"id": "zlib", "x": '
+    (root / "deep_codec" / ".zarray").write_text(
+        deep.replace('"compressor": null, ', "") + deep_json(100_000) + "}}"
+    )
+    (root / "deep_attrs" / ".zattrs").write_text('{"a": ' + deep_json(200_000) + "}")
+    return root

@@ -19,13 +19,20 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import scheduler
-from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
+from . import limits, scheduler
+from .errors import (
+    AccessDeniedError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadTooLargeError,
+    ZarrfsError,
+)
 from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .ome import declared_paths
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
+from .sizes import human_size
 from .store import ByteRequest, Store, url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
@@ -113,7 +120,8 @@ class Hierarchy:
     def _documents(self, keys: list[str]) -> list:
         """Every document in one round trip: bytes, None where absent, or the StoreError of
         that document alone (for :func:`_settled` to judge)."""
-        return self.store.fetch_each([ByteRequest(k) for k in keys])
+        end = limits.MAX_METADATA_BYTES + 1  # one byte more tells a document that is too large
+        return self.store.fetch_each([ByteRequest(k, 0, end) for k in keys])
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
         where = f"{self.store.url}/{path}".rstrip("/")
@@ -385,7 +393,19 @@ class Array(Node):
 
     # ---------------------------------------------------------------- reading
     def _empty(self, shape) -> np.ndarray:
-        return np.empty(shape, dtype=self.dtype)
+        """The result of a read; ReadTooLargeError naming the bytes asked for where it cannot
+        be allocated (NumPy's own "array is too big" names neither the array nor the size)."""
+        try:
+            return np.empty(shape, dtype=self.dtype)
+        except (ValueError, MemoryError) as exc:
+            nbytes = math.prod(shape) * self.dtype.itemsize
+            where = url_below(self.store.url, self.path)
+            raise ReadTooLargeError(
+                f"reading {shape} of {where} needs {nbytes:,} bytes ({human_size(nbytes)}), "
+                "more than this process can allocate: read a smaller selection",
+                nbytes=nbytes,
+                path=where,
+            ) from exc
 
     def read(self, selection=..., out: np.ndarray | None = None) -> np.ndarray:
         dims = normalize_selection(selection, self.shape)
