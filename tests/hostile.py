@@ -202,3 +202,19 @@ def write_hostile_metadata(root: Path) -> Path:
     )
     (root / "deep_attrs" / ".zattrs").write_text('{"a": ' + deep_json(200_000) + "}")
     return root
+
+
+def write_huge_shapes(root: Path) -> Path:
+    """Arrays whose shapes dwarf any listing or file, nothing stored (all fill value):
+    ``planes`` (2**40 planes of 2 x 2 uint8), ``rows`` (2**40 rows of 4 uint8: a 4 TiB file,
+    too many rows for TIFF strips) and ``rows62`` (2**62 rows of 2 uint8: past any file size)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".zgroup").write_text('{"zarr_format": 2}')
+    for name, shape, chunks in (
+        ("planes", [1 << 40, 2, 2], [1, 2, 2]),
+        ("rows", [1 << 40, 4], [1 << 20, 4]),
+        ("rows62", [1 << 62, 2], [1 << 20, 2]),
+    ):
+        (root / name).mkdir()
+        (root / name / ".zarray").write_text(json.dumps(_zarray(shape, chunks, fill_value=3)))
+    return root

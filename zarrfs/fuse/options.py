@@ -67,6 +67,7 @@ class MountOptions:
     csv: bool = False  # opt-in CSV for small 1-D / 2-D arrays
     csv_max_elements: int = 1_000_000
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
+    max_listed: int = 1_000_000  # entries a plane folder lists (all stay reachable by name)
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
     kernel_readahead: int = 1 << 20  # the kernel's readahead for this mount (root); 0: unchanged
     push_pages: bool = True  # read-ahead windows stored into the kernel's page cache
@@ -135,6 +136,7 @@ _PARSERS = {
     "csv": _parse_bool,
     "csv_max_elements": int,
     "json_max_elements": int,
+    "max_listed": int,
     "prefetch": parse_size,
     "kernel_readahead": parse_size,
     "push_pages": _parse_bool,

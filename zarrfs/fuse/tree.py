@@ -8,11 +8,12 @@ keep them (the store is an immutable snapshot; with ``ttl`` the whole tree is re
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import prod
 
 import numpy as np
@@ -48,6 +49,9 @@ class Directory:
     def names(self) -> list[str]:
         return list(self.entries)
 
+    def iter_names(self, start: int = 0) -> Iterator[str]:
+        return itertools.islice(self.entries, start, None)
+
     def lookup(self, name: str):
         return self.entries.get(name)
 
@@ -73,18 +77,34 @@ class PlaneDirectory:
         self.count = shape[self.axis]
         self.is_last_level = self.axis == len(shape) - 3
         self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
-        self._names: list[str] | None = None
+        # at most ``max_listed`` entries: ``ls`` and file managers hold and sort a whole
+        # listing, and each entry costs the daemon its attributes (READDIRPLUS)
+        per = len(self.kinds) if self.is_last_level else 1
+        cap = context.options.max_listed
+        self.listed = min(self.count * per, cap)
+        if self.count * per > cap:
+            log.warning(
+                "%s: listing the first %d of %d entries of a plane folder (-o max_listed; "
+                "every name is reachable by its path)",
+                array.path or "/",
+                cap,
+                self.count * per,
+            )
 
     def names(self) -> list[str]:
-        if self._names is None:  # a listing asks again for every page of entries
-            label = self.labels[self.axis]
-            stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
-            self._names = (
-                stems
-                if not self.is_last_level
-                else [f"{stem}.{kind}" for stem in stems for kind in self.kinds]
-            )
-        return self._names
+        return list(self.iter_names())
+
+    def iter_names(self, start: int = 0) -> Iterator[str]:
+        """Names from entry ``start`` on, computed from indices (readdir with offsets), at
+        most ``max_listed`` in all."""
+        label = self.labels[self.axis]
+        if not self.is_last_level:
+            for i in range(start, self.listed):
+                yield layout.plane_entry_name(label, i, self.count)
+            return
+        per = len(self.kinds)
+        for i in range(start, self.listed):
+            yield f"{layout.plane_entry_name(label, i // per, self.count)}.{self.kinds[i % per]}"
 
     def lookup(self, name: str):
         label = self.labels[self.axis]
@@ -127,7 +147,10 @@ class NodeContext:
     def plane_file(self, array, index: tuple[int, ...], kind: str, headers: dict | None = None):
         """One plane as a file; ``headers`` caches the (identical) header of every plane."""
         height, width = tuple(array.shape)[-2:]
-        start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
+        plane = 0  # C order, in Python integers: a leading shape may pass 2**63 elements
+        for i, n in zip(index, tuple(array.shape)[:-2], strict=True):
+            plane = plane * n + i
+        start = plane * height * width
         if kind == "png":
             selection = index + (slice(None), slice(None))
             return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
