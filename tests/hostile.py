@@ -218,3 +218,25 @@ def write_huge_shapes(root: Path) -> Path:
         (root / name).mkdir()
         (root / name / ".zarray").write_text(json.dumps(_zarray(shape, chunks, fill_value=3)))
     return root
+
+
+#: child names a consolidated ``.zmetadata`` may hold that cannot be a file name
+BAD_NAMES = ["", ".", "..", "nul\0z", "x" * 256]
+
+
+def write_bad_names(root: Path) -> Path:
+    """A v2 group whose consolidated metadata names ``good`` (on disk too) and children that
+    cannot be a file name, plus ``../outside`` (an array outside the store)."""
+    root.mkdir(parents=True, exist_ok=True)
+    write_v2_array(root, "good", bytes([7]) * CHUNK, None)
+    write_v2_array(root.parent, "outside", bytes([1]) * CHUNK, None)
+    array = json.loads((root / "good" / ".zarray").read_text())
+    metadata = {".zgroup": {"zarr_format": 2}, "good/.zarray": array}
+    for name in [*BAD_NAMES, "../outside"]:
+        path = name or "e/"  # "e//.zarray": a child of e with an empty name
+        metadata[f"{path}/.zarray"] = array
+    (root / ".zgroup").write_text('{"zarr_format": 2}')
+    (root / ".zmetadata").write_text(
+        json.dumps({"zarr_consolidated_format": 1, "metadata": metadata})
+    )
+    return root

@@ -29,6 +29,7 @@ from .errors import (
 )
 from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
+from .names import is_usable, usable, usable_paths
 from .ome import declared_paths
 from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
@@ -68,13 +69,13 @@ class Hierarchy:
             )
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
-                self.consolidated = meta.consolidated
+                self.consolidated = usable_paths(meta.consolidated, self.store.url)
             elif got.get(".zmetadata") is not None:
                 where = f"{self.store.url}/.zmetadata"
                 with _malformed(where):
                     nodes = parse_zmetadata(load_json(got[".zmetadata"], path=where), path=where)
                 nodes.pop("", None)
-                self.consolidated = nodes
+                self.consolidated = usable_paths(nodes, where)
         self.nodes[""] = meta
         return meta
 
@@ -201,7 +202,10 @@ class Hierarchy:
         return more
 
     def children(self, path: str, zarr_format: int) -> list[str]:
-        """Sorted names of the nodes directly below ``path``."""
+        """Sorted names of the nodes directly below ``path``, those that can be a file name."""
+        return usable(self._children(path, zarr_format), url_below(self.store.url, path))
+
+    def _children(self, path: str, zarr_format: int) -> list[str]:
         if self.consolidated is not None:
             prefix = f"{path}/" if path else ""
             names = {
@@ -306,7 +310,7 @@ class Group(Node):
 
     def __getitem__(self, name: str) -> Group | Array:
         parts = [p for p in name.split("/") if p]
-        if not parts or any(p in (".", "..") for p in parts):
+        if not parts or not all(is_usable(p) for p in parts):
             raise NodeNotFoundError(f"invalid node name {name!r}", path=self.url)
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
