@@ -12,9 +12,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,7 @@ from .options import MountOptions, fuse_mount_kwargs
 from .pagecache import PagePusher
 from .signals import Shutdown
 from .tree import VirtualTree
+from .unmount import forget_daemon, record_daemon
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +42,6 @@ READY = b"ready\n"
 
 class MountError(Exception):
     """The mount could not be made; the message is for the user's terminal."""
-
-
-FS_TYPE = "fuse.zarrfs"  # what the mount table says of ours (libfuse's subtype)
 
 
 def is_mounted(mountpoint: str) -> bool:
@@ -230,6 +226,7 @@ def serve(
     keep_freed_memory()
     pages: PagePusher | None = None
     operations: ZarrfsOperations | None = None
+    device: str | None = None  # the mount's, once live: its runtime file names the daemon
 
     def before_exit() -> None:  # while libfuse still answers requests
         engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
@@ -264,7 +261,9 @@ def serve(
             return opened.pop() if opened else open_root()
 
         def ready() -> None:  # runs in FUSE init
+            nonlocal device
             stopping.serving()
+            device = record_daemon(mountpoint)
             if options.kernel_readahead:
                 set_readahead(mountpoint, options.kernel_readahead)
             if pages is not None:
@@ -295,6 +294,7 @@ def serve(
         fail(f"{number.name} while mounting {url}: not mounted")
         return 128 + number
     finally:
+        forget_daemon(device)
         stopping.uninstall()
 
 
@@ -343,30 +343,7 @@ def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool
 
 
 def unmount(mountpoint: str) -> int:
-    """Unmount, also a stale mount whose daemon was killed: ``-u``, then lazy ``-uz``."""
-    path = os.path.abspath(os.path.expanduser(mountpoint))
-    kind = mounted_type(path)
-    if kind is None:
-        print(f"zarrfs unmount: {path} is not mounted", file=sys.stderr)
-        return 1
-    if kind != FS_TYPE:  # as root, fusermount3 -u would unmount anything
-        print(
-            f"zarrfs unmount: {path} is not a zarrfs mount (it is {kind or 'unknown'}); use umount",
-            file=sys.stderr,
-        )
-        return 1
-    last_error = ""
-    for command in _unmount_commands(path):
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode == 0 and not is_mounted(path):
-            return 0
-        last_error = (result.stderr or result.stdout).strip() or f"{command[0]} failed"
-    print(f"zarrfs unmount: {last_error}", file=sys.stderr)
-    return 1
+    """Unmount and leave no daemon behind (``unmount``)."""
+    from .unmount import unmount as clean_unmount  # noqa: PLC0415
 
-
-def _unmount_commands(path: str) -> list[list[str]]:
-    for helper in ("fusermount3", "fusermount"):
-        if shutil.which(helper):
-            return [[helper, "-u", path], [helper, "-uz", path]]
-    return [["umount", path], ["umount", "-l", path]]
+    return clean_unmount(mountpoint, mounted_type)
