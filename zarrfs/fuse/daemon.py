@@ -15,13 +15,14 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 
 import zarrfs.engine as engine
 from zarrfs.cli import set_option
 
-from .allocator import keep_freed_memory
+from .allocator import keep_freed_memory, trim_when_idle
 from .control import RingLogHandler, control_entries
 from .files import MountStats
 from .kernel import mount_table, set_readahead
@@ -227,6 +228,7 @@ def serve(
     pages: PagePusher | None = None
     operations: ZarrfsOperations | None = None
     device: str | None = None  # the mount's, once live: its runtime file names the daemon
+    idle = threading.Event()  # set: the idle trimmer stops
 
     def before_exit() -> None:  # while libfuse still answers requests
         engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
@@ -272,6 +274,7 @@ def serve(
                 on_ready()
 
         tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
+        trim_when_idle(tree.stats.snapshot, idle)
         pages = PagePusher(mountpoint, tree.stats) if options.push_pages else None
         operations = ZarrfsOperations(tree, on_ready=ready, pages=pages)
         kwargs = fuse_mount_kwargs(options, fsname=url)
@@ -295,6 +298,7 @@ def serve(
         return 128 + number
     finally:
         forget_daemon(device)
+        idle.set()
         stopping.uninstall()
 
 
