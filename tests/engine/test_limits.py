@@ -31,8 +31,8 @@ else:
 
 CASES = {
     "huge_attrs": ("node.attrs", "MetadataError", "larger than the 1.0 MiB"),
-    "deep_codec": ("node[...]", "MetadataError", "nested more than 200 levels"),
-    "deep_attrs": ("node.attrs", "MetadataError", "nested more than 200 levels"),
+    "deep_codec": ("node[...]", "MetadataError", "nested more than 640 levels"),
+    "deep_attrs": ("node.attrs", "MetadataError", "nested more than 640 levels"),
     "void_2g": ("node[...]", "UnsupportedError", "ZARRFS_MAX_ITEMSIZE"),
     "bytes_1g": ("node[...]", "UnsupportedError", "ZARRFS_MAX_ITEMSIZE"),
     "big_chunks": ("node[0, 0]", "UnsupportedError", "ZARRFS_MAX_CHUNK_BYTES"),

@@ -10,7 +10,7 @@ limit                                  environment variable         default
 one metadata document                  ``ZARRFS_MAX_METADATA_BYTES``  64 MiB
 one decoded chunk (or shard)           ``ZARRFS_MAX_CHUNK_BYTES``     2 GiB
 one element of a data type             ``ZARRFS_MAX_ITEMSIZE``        1 MiB
-nesting of JSON arrays and objects     (fixed)                      200
+nesting of JSON arrays and objects     (fixed)                      640
 =====================================  ===========================  ==========
 """
 
@@ -27,9 +27,10 @@ from .sizes import human_size, parse_size
 
 log = logging.getLogger(__name__)
 
-#: JSON nested deeper than this is refused before it is parsed: Python's parser recurses once per
-#: level, and the spec's documents need fewer than ten.
-MAX_JSON_DEPTH = 200
+#: JSON nested deeper than this is refused (so is what Python's parser cannot recurse through):
+#: whatever walks a document later recurses once per level (``json.dumps`` manages about 950).
+#: The spec's documents need fewer than ten levels, attributes seen in the wild a few hundred.
+MAX_JSON_DEPTH = 640
 
 
 def _from_env(name: str, default: int) -> int:
