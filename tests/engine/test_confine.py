@@ -11,13 +11,17 @@ import pytest
 import zarrfs
 import zarrfs.engine as engine
 from tests.hostile import CHUNK, write_v2_array
+from zarrfs.engine import confine
 
 
-@pytest.fixture
-def store(tmp_path):
+@pytest.fixture(params=["openat2", "proc"], ids=["openat2", "without-openat2"])
+def store(request, tmp_path, monkeypatch):
     """``s.zarr`` with ``a`` (its chunk a symlink to ``secret`` beside the store), ``b`` (a
     plain chunk), ``c`` (its chunk a symlink to b's chunk, inside the store) and ``d`` (its
-    ``.zarray`` a symlink out of the store)."""
+    ``.zarray`` a symlink out of the store); checked by openat2, and by the fallback where the
+    kernel lacks it."""
+    if request.param == "proc":
+        monkeypatch.setattr(confine, "_openat2", lambda: None)
     secret = tmp_path / "secret"
     secret.write_bytes(bytes(range(256)) * (CHUNK // 256))
     secret.chmod(0o600)

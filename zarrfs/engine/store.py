@@ -200,8 +200,8 @@ class Store:
     url: str
     #: keys go into URLs percent-encoded (HTTP: a '#', '?' or '%' in a name is not syntax)
     quote_keys: bool = False
-    #: None: follow symlinks anywhere; else (local stores) the resolved root reads stay under
-    confined_to: str | None = None
+    #: None: follow symlinks anywhere; else (local stores) the root reads stay under
+    confined_to: confine.Root | None = None
     _down_until: float = field(default=0.0, repr=False)
     _down_reason: str = field(default="", repr=False)
 
@@ -228,7 +228,7 @@ class Store:
             root=root,
             url=url if not trimmed or trimmed.endswith(":") else trimmed,
             quote_keys=bool({"http", "https"} & set(_protocols(fs))),
-            confined_to=confine.real_root(root) if local and not follow_symlinks else None,
+            confined_to=confine.Root(root) if local and not follow_symlinks else None,
         )
 
     @property
@@ -372,8 +372,11 @@ class Store:
             return exc
         for attempt in itertools.count():
             try:
+                if local and self.confined_to is not None:
+                    fd = confine.open_below(self.confined_to, req.key)
+                    return confine.read_local(path, req.start, req.end, fd)
                 if local:
-                    return confine.read_local(path, req.start, req.end, self.confined_to)
+                    return confine.read_local(path, req.start, req.end)
                 return self.fs.cat_file(path, start=req.start, end=req.end)
             except Exception as exc:  # noqa: BLE001 - sorted out by stream()
                 delay = _retry_delay(req, exc, attempt)
