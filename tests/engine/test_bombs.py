@@ -75,3 +75,14 @@ def test_streams_that_fill_the_chunk_read_bit_exact(tmp_path, kind, filtered):
     write_v2_array(tmp_path, "a", stored, compressor, filters=filters)
     engine.clear_caches()
     assert zarrfs.open(str(tmp_path / "a"))[...].tobytes() == data
+
+
+def test_zlib_ignores_bytes_after_its_stream_as_numcodecs_does(tmp_path):
+    import numcodecs
+
+    data = bytes(range(256)) * (CHUNK // 256)
+    stored = zlib.compress(data) + b"trailing"
+    assert bytes(numcodecs.Zlib().decode(stored)) == data  # the oracle
+    write_v2_array(tmp_path, "a", stored, {"id": "zlib", "level": 1})
+    engine.clear_caches()
+    assert zarrfs.open(str(tmp_path / "a"))[...].tobytes() == data

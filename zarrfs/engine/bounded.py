@@ -53,9 +53,12 @@ def check_stated(codec: str, stated: int, limit: int) -> None:
         )
 
 
-def _streams(codec: str, data, limit: int, new: Callable[[], object]) -> bytes:
+def _streams(
+    codec: str, data, limit: int, new: Callable[[], object], *, concatenated: bool = True
+) -> bytes:
     """Run a standard-library decompressor, and a fresh one per concatenated stream (gzip
-    members, bz2 and xz streams), until the input ends or ``limit + 1`` bytes are out."""
+    members, bz2 and xz streams), until the input ends or ``limit + 1`` bytes are out. Without
+    ``concatenated`` (zlib, as ``zlib.decompress``), bytes after the stream are ignored."""
     view = memoryview(ensure_contiguous_ndarray(data)).cast("B")
     parts: list[bytes] = []
     total = 0
@@ -70,7 +73,7 @@ def _streams(codec: str, data, limit: int, new: Callable[[], object]) -> bytes:
                 raise ChunkDecodeError("compressed stream is truncated", codec=codec)
             raise too_large(codec, limit)  # pragma: no cover - max_length stopped it
         view = memoryview(dec.unused_data)
-        if not view:
+        if not view or not concatenated:
             return b"".join(parts)
 
 
@@ -84,7 +87,9 @@ def _stalled(dec) -> bool:
 
 
 def _zlib(impl, data, limit):
-    return _streams("zlib", data, limit, lambda: zlib.decompressobj(zlib.MAX_WBITS))
+    return _streams(
+        "zlib", data, limit, lambda: zlib.decompressobj(zlib.MAX_WBITS), concatenated=False
+    )
 
 
 def _gzip(impl, data, limit):
