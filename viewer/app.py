@@ -7,9 +7,11 @@ for checks, and works headless with ``QT_QPA_PLATFORM=offscreen``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
+import threading
 import time
 
 logger = logging.getLogger(__name__)
@@ -154,10 +156,39 @@ def _run_window(
         if not url:
             print("zarrfs view: --screenshot needs a URL", file=sys.stderr)
             return 2
-        code = take_screenshot(app, window, screenshot, timeout)
+        with _recording_exceptions() as raised:
+            code = take_screenshot(app, window, screenshot, timeout)
         failures = window.message_bar.messages()
         for line in failures:
             print(f"zarrfs view: {line}", file=sys.stderr)
         window.close()
+        if raised:  # a callback failed: what was saved may be wrong, whatever else happened
+            print(
+                f"zarrfs view: internal error ({len(raised)}): {raised[0]!r}; traceback above",
+                file=sys.stderr,
+            )
+            return 5
         return code if code or not failures else 4
     return app.exec()
+
+
+@contextlib.contextmanager
+def _recording_exceptions():
+    """Exceptions raised in Qt callbacks and in threads, in the order they came (Qt and
+    ``threading`` only print them, so ``--screenshot`` would otherwise exit 0)."""
+    raised: list[BaseException] = []
+    previous, previous_thread = sys.excepthook, threading.excepthook
+
+    def hook(kind, value, traceback):
+        raised.append(value)
+        previous(kind, value, traceback)
+
+    def thread_hook(args):
+        raised.append(args.exc_value)
+        previous_thread(args)
+
+    sys.excepthook, threading.excepthook = hook, thread_hook
+    try:
+        yield raised
+    finally:
+        sys.excepthook, threading.excepthook = previous, previous_thread

@@ -1,6 +1,6 @@
 """Which two axes are displayed, and a slider with a spin box for each of the others.
 
-Each slider is labelled with the dimension name. The widget only edits a ``ViewState`` through
+Each slider is labelled with the dimension name; axes of any length (``index_widgets``). The widget only edits a ``ViewState`` through
 signals; the image view decides what to load.
 """
 
@@ -12,12 +12,11 @@ from PySide6.QtWidgets import (
     QGridLayout,
     QHBoxLayout,
     QLabel,
-    QSlider,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from .index_widgets import IndexSlider, IndexSpinBox
 from .view_state import ViewState
 
 
@@ -25,7 +24,7 @@ class AxisControls(QWidget):
     """Emits ``axes_changed(y, x)`` and ``index_changed(axis, value)``."""
 
     axes_changed = Signal(int, int)
-    index_changed = Signal(int, int)
+    index_changed = Signal(int, object)  # an index may pass 32 bits
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -44,8 +43,8 @@ class AxisControls(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addLayout(self._grid)
-        self.sliders: dict[int, QSlider] = {}
-        self.spins: dict[int, QSpinBox] = {}
+        self.sliders: dict[int, IndexSlider] = {}
+        self.spins: dict[int, IndexSpinBox] = {}
         self.labels: dict[int, QLabel] = {}
         self._updating = False
         self.y_combo.currentIndexChanged.connect(self._combo_changed)
@@ -78,16 +77,13 @@ class AxisControls(QWidget):
         self.sliders, self.spins, self.labels = {}, {}, {}
         for row, axis in enumerate(state.slider_axes):
             label = QLabel(f"{state.axis_label(axis)}:")
-            slider = QSlider(Qt.Orientation.Horizontal)
-            slider.setRange(0, state.shape[axis] - 1)
-            slider.setValue(state.indices[axis])
+            last = state.shape[axis] - 1
+            slider, spin = IndexSlider(last), IndexSpinBox(last)
+            slider.show_index(state.indices[axis])
             slider.setFocusPolicy(Qt.FocusPolicy.NoFocus)
-            spin = QSpinBox()
-            spin.setRange(0, state.shape[axis] - 1)
             spin.setValue(state.indices[axis])
-            spin.setSuffix(f" / {state.shape[axis] - 1}")
-            slider.valueChanged.connect(lambda v, a=axis: self._index_changed(a, v))
-            spin.valueChanged.connect(lambda v, a=axis: self._index_changed(a, v))
+            slider.index_moved.connect(lambda v, a=axis: self._index_changed(a, v))
+            spin.index_changed.connect(lambda v, a=axis: self._index_changed(a, v))
             self._grid.addWidget(label, row, 0)
             self._grid.addWidget(slider, row, 1)
             self._grid.addWidget(spin, row, 2)
@@ -98,7 +94,7 @@ class AxisControls(QWidget):
         self._updating = True
         try:
             if axis in self.sliders:
-                self.sliders[axis].setValue(value)
+                self.sliders[axis].show_index(value)
                 self.spins[axis].setValue(value)
         finally:
             self._updating = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -27,6 +28,7 @@ from .errors import (
     UnknownCodecError,
     ZarrfsError,
 )
+from .limits import MAX_CHUNK_BYTES
 
 log = logging.getLogger(__name__)
 #: what building a codec raises on a configuration of the wrong shape (a string for a list...)
@@ -41,6 +43,15 @@ class ChunkSpec:
     dtype: np.dtype  # the dtype of the decoded array at this point of the chain
     order: str = "C"
     fill_value: Any = None  # what missing inner chunks of a shard read as
+
+
+@dataclass(frozen=True)
+class BytesSpec:
+    """What a bytes->bytes codec knows of its decoded side: it holds at most ``max_nbytes``
+    bytes. A codec that would produce more raises ChunkDecodeError instead, having decoded at
+    most one byte more (a decompression bomb stops there)."""
+
+    max_nbytes: int
 
 
 class Codec:
@@ -200,9 +211,23 @@ class CodecChain:
             spec = c.resolve(spec)
         return spec
 
-    def decode_bytes(self, data: Any) -> Any:
-        for codec in reversed(self.bytes_bytes):
-            data = _run(codec, data, None)
+    def bytes_limits(self, spec: ChunkSpec) -> list[BytesSpec]:
+        """The most bytes each bytes->bytes codec may decode to, in chain order. The one next
+        to the array->bytes codec decodes exactly what that codec reads, for fixed-size
+        elements; the ones further out at most twice that plus 64 KiB (a v2 filter may store a
+        wider type, a compressed stream may be larger than its input); chunks of
+        variable-length elements or shards at most ``ZARRFS_MAX_CHUNK_BYTES``."""
+        inner = self.inner_spec(spec)
+        if getattr(self.array_bytes, "fixed_size", False) and inner.dtype.kind != "O":
+            nbytes = min(math.prod(inner.shape) * inner.dtype.itemsize, MAX_CHUNK_BYTES)
+        else:
+            nbytes = MAX_CHUNK_BYTES
+        outer = min(2 * nbytes + (64 << 10), MAX_CHUNK_BYTES)
+        return [BytesSpec(nbytes if i == 0 else outer) for i in range(len(self.bytes_bytes))]
+
+    def decode_bytes(self, data: Any, limits: list[BytesSpec]) -> Any:
+        for codec, limit in zip(reversed(self.bytes_bytes), reversed(limits), strict=True):
+            data = _run(codec, data, limit)
         return data
 
     @functools.cached_property
@@ -240,7 +265,7 @@ class CodecChain:
         specs = [spec]
         for c in self.array_array:
             specs.append(c.resolve(specs[-1]))
-        data = self.decode_bytes(data)
+        data = self.decode_bytes(data, self.bytes_limits(spec))
         arr = _run(self.array_bytes, data, specs[-1])
         for codec, s in zip(reversed(self.array_array), reversed(specs[:-1]), strict=True):
             arr = _run(codec, arr, s)
@@ -249,7 +274,7 @@ class CodecChain:
         return arr
 
 
-def _run(codec: Codec, data: Any, spec: ChunkSpec | str | None) -> Any:
+def _run(codec: Codec, data: Any, spec: ChunkSpec | BytesSpec | str) -> Any:
     """Run one codec, turning its failures into ChunkDecodeError naming it."""
     try:
         if spec == "into":

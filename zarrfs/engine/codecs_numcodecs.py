@@ -24,7 +24,8 @@ import numcodecs.registry
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
-from .codecs import ChunkSpec, Codec, register
+from . import bounded
+from .codecs import BytesSpec, ChunkSpec, Codec, register
 from .errors import ChecksumError, ChunkDecodeError, UnknownCodecError, UnsupportedError
 
 #: Ids numcodecs knows that zarrfs will not run: unpickling stored bytes can execute code.
@@ -146,8 +147,8 @@ class NumcodecsBytes(_Wrapped):
 
     kind = "bytes_bytes"
 
-    def decode(self, data, spec):
-        return self.impl.decode(data)
+    def decode(self, data, spec: BytesSpec):
+        return bounded.decode(self.impl, data, spec.max_nbytes)
 
 
 class NumcodecsChecksum(NumcodecsBytes):
@@ -258,9 +259,11 @@ class _SizedMixin:
     def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
         size = self.decoded_size(data)
         decoded = None
-        if size is None:
-            decoded = ensure_contiguous_ndarray(self.impl.decode(data)).view(np.uint8).reshape(-1)
+        if size is None:  # decoded at most one byte past the buffer's size
+            decoded = ensure_contiguous_ndarray(bounded.decode(self.impl, data, buf.nbytes))
+            decoded = decoded.view(np.uint8).reshape(-1)
             size = decoded.nbytes
+        bounded.check_stated(self.name, size, buf.nbytes)
         if size != buf.nbytes:
             raise ChunkDecodeError(
                 f"chunk decodes to {size} bytes, expected {buf.nbytes}", codec=self.name
@@ -300,8 +303,8 @@ class _CheckedBlosc(_SizedMixin):
     def decoded_size(self, data) -> int:
         return blosc_nbytes(data)
 
-    def decode(self, data, spec):
-        blosc_nbytes(data)
+    def decode(self, data, spec: BytesSpec):
+        bounded.check_stated("blosc", blosc_nbytes(data), spec.max_nbytes)
         return self.impl.decode(data)
 
     def _decompress(self, data, buf):
@@ -385,8 +388,8 @@ class _V3Compressor(Codec):
 
     impl: numcodecs.abc.Codec
 
-    def decode(self, data, spec):
-        return self.impl.decode(data)
+    def decode(self, data, spec: BytesSpec):
+        return bounded.decode(self.impl, data, spec.max_nbytes)
 
 
 @register("gzip")

@@ -115,3 +115,12 @@ class ReadCancelled(ZarrfsError):
 
 class SelectionError(ZarrfsError, IndexError):
     """A selection that does not fit the array (out of range, too many indices, bad type)."""
+
+
+class ReadTooLargeError(ZarrfsError):
+    """A read whose result could not be allocated (more bytes than memory, or than NumPy can
+    address); ``nbytes`` is what it asked for."""
+
+    def __init__(self, message: str, *, nbytes: int, path: str | None = None):
+        super().__init__(message, path=path)
+        self.nbytes = nbytes

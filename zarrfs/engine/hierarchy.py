@@ -22,8 +22,14 @@ import threading
 
 import numpy as np
 
-from . import scheduler
-from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsError
+from . import limits, scheduler
+from .errors import (
+    AccessDeniedError,
+    MetadataError,
+    NodeNotFoundError,
+    ReadTooLargeError,
+    ZarrfsError,
+)
 from .grid import flat_boxes, grid_shape
 from .metadata import (
     MALFORMED,
@@ -37,9 +43,11 @@ from .metadata import (
     readable_document,
 )
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
+from .names import is_usable, usable, usable_paths
 from .ome import declared_paths
 from .planner import chunks_in, normalize_selection, out_shape, plan
 from .reader import ArrayReader, ChunkEvent, Target
+from .sizes import human_size
 from .store import ByteRequest, Store, url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
@@ -75,7 +83,7 @@ class Hierarchy:
             )
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
-                self.consolidated = meta.consolidated
+                self.consolidated = usable_paths(meta.consolidated, self.store.url)
             elif got.get(".zmetadata") is not None:
                 self.consolidated = self._zmetadata(got[".zmetadata"])
         self.nodes[""] = meta
@@ -93,7 +101,7 @@ class Hierarchy:
             log.warning("%s: cannot be used (%s); listing the store instead", where, exc)
             return None
         nodes.pop("", None)
-        return nodes
+        return usable_paths(nodes, where)
 
     def metadata(self, path: str) -> Metadata | None:
         """The metadata of the node at ``path``, or None when there is none."""
@@ -137,7 +145,8 @@ class Hierarchy:
     def _documents(self, keys: list[str]) -> list:
         """Every document in one round trip: bytes, None where absent, or the StoreError of
         that document alone (for :func:`_settled` to judge)."""
-        return self.store.fetch_each([ByteRequest(k) for k in keys])
+        end = limits.MAX_METADATA_BYTES + 1  # one byte more tells a document that is too large
+        return self.store.fetch_each([ByteRequest(k, 0, end) for k in keys])
 
     def _parse(self, got: dict, path: str) -> Metadata | None:
         """The node the documents describe (:class:`BrokenMetadata` where they cannot be
@@ -227,7 +236,10 @@ class Hierarchy:
         return more
 
     def children(self, path: str, zarr_format: int) -> list[str]:
-        """Sorted names of the nodes directly below ``path``."""
+        """Sorted names of the nodes directly below ``path``, those that can be a file name."""
+        return usable(self._children(path, zarr_format), url_below(self.store.url, path))
+
+    def _children(self, path: str, zarr_format: int) -> list[str]:
         if self.consolidated is not None:
             prefix = f"{path}/" if path else ""
             names = {
@@ -346,7 +358,7 @@ class Group(Node):
 
     def __getitem__(self, name: str) -> Group | Array:
         parts = [p for p in name.split("/") if p]
-        if not parts or any(p in (".", "..") for p in parts):
+        if not parts or not all(is_usable(p) for p in parts):
             raise NodeNotFoundError(f"invalid node name {name!r}", path=self.url)
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
@@ -463,7 +475,19 @@ class Array(Node):
 
     # ---------------------------------------------------------------- reading
     def _empty(self, shape) -> np.ndarray:
-        return np.empty(shape, dtype=self.dtype)
+        """The result of a read; ReadTooLargeError naming the bytes asked for where it cannot
+        be allocated (NumPy's own "array is too big" names neither the array nor the size)."""
+        try:
+            return np.empty(shape, dtype=self.dtype)
+        except (ValueError, MemoryError) as exc:
+            nbytes = math.prod(shape) * self.dtype.itemsize
+            where = url_below(self.store.url, self.path)
+            raise ReadTooLargeError(
+                f"reading {shape} of {where} needs {nbytes:,} bytes ({human_size(nbytes)}), "
+                "more than this process can allocate: read a smaller selection",
+                nbytes=nbytes,
+                path=where,
+            ) from exc
 
     def read(self, selection=..., out: np.ndarray | None = None) -> np.ndarray:
         dims = normalize_selection(selection, self.shape)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from . import codecs_builtin, codecs_numcodecs, sharding  # noqa: F401 - register the codecs
+from . import codecs_builtin, codecs_numcodecs, limits, sharding  # noqa: F401 - registers codecs
 from .cf import dimension_names_from_attrs
 from .codecs import CodecChain, CodecSource, v3_codec_source
 from .dtypes import DataType, parse_fill_value, parse_v3_data_type
@@ -148,11 +148,18 @@ def readable_document(data: bytes) -> Any:
 
 
 def load_json(data: bytes, *, path: str) -> dict:
-    """Bytes of a metadata document to a dict; MetadataError naming the document otherwise."""
+    """Bytes of a metadata document to a dict; MetadataError naming the document otherwise
+    (malformed, too large, nested too deep: see ``limits``)."""
+    limits.check_document_size(len(data), path=path)
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MetadataError(f"{path}: malformed JSON ({exc})", path=path) from exc
+    except RecursionError as exc:
+        raise MetadataError(
+            f"{path}: JSON nested more than {limits.MAX_JSON_DEPTH} levels deep", path=path
+        ) from exc
+    limits.check_json_depth(doc, path=path)
     if not isinstance(doc, dict):
         raise MetadataError(f"{path}: expected a JSON object, got {type(doc).__name__}", path=path)
     return doc
@@ -239,6 +246,7 @@ def parse_v3(doc: dict, *, path: str) -> Metadata:
 def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
     shape = int_tuple(require(doc, "shape", list, path=path), "shape", path=path)
     data_type = parse_v3_data_type(require(doc, "data_type", (str, dict), path=path), path=path)
+    limits.check_item_size(data_type.stored_dtype, path=path)
     grid = require(doc, "chunk_grid", dict, path=path)
     if grid.get("name") != "regular":
         raise UnsupportedError(
@@ -256,6 +264,9 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
             path=path,
             field="chunk_grid",
         )
+    limits.check_chunk_size(
+        _decoded_chunk_shape(doc, chunk_shape), data_type.stored_dtype, path=path
+    )
     codec_entries = require(doc, "codecs", list, path=path)
     fill_value = doc.get("fill_value")
     quirks = []
@@ -297,6 +308,17 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
         attributes=_attributes(doc, path),
         document={"zarr.json": doc},
     )
+
+
+def _decoded_chunk_shape(doc: dict, chunk_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of what one decode allocates: the inner chunks of a shard (a shard is read
+    in parts), else the chunk itself."""
+    for codec in doc.get("codecs") or ():
+        if isinstance(codec, dict) and codec.get("name") == "sharding_indexed":
+            inner = (codec.get("configuration") or {}).get("chunk_shape")
+            if isinstance(inner, list) and all(isinstance(n, int) for n in inner):
+                return tuple(inner)
+    return chunk_shape
 
 
 def _chunk_key_encoding(doc: dict, path: str) -> ChunkKeyEncoding:

@@ -7,6 +7,7 @@ the flat result the chunk's shape, stored dtype and memory order (``"C"`` or ``"
 
 from __future__ import annotations
 
+from . import limits
 from .cf import dimension_names_from_attrs
 from .codecs import CodecChain, CodecSource
 from .codecs_builtin import V2Layout
@@ -48,6 +49,8 @@ def parse_zarray(doc: dict, attrs: dict | None, *, path: str) -> ArrayMetadata:
     if "dtype" not in doc:
         raise MetadataError(f"{path}: required field 'dtype' is missing", path=path, field="dtype")
     data_type = parse_v2_dtype(doc["dtype"], object_codec=object_codec, path=path)
+    limits.check_item_size(data_type.stored_dtype, path=path)
+    limits.check_chunk_size(chunks, data_type.stored_dtype, path=path)
     order = doc.get("order", "C")
     if order not in ("C", "F"):
         raise MetadataError(

@@ -30,7 +30,7 @@ from fsspec.archive import AbstractArchiveFileSystem
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
-from . import gcpause, stats
+from . import confine, gcpause, stats
 from .errors import AccessDeniedError, NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
 
 log = logging.getLogger(__name__)
@@ -200,6 +200,8 @@ class Store:
     url: str
     #: keys go into URLs percent-encoded (HTTP: a '#', '?' or '%' in a name is not syntax)
     quote_keys: bool = False
+    #: None: follow symlinks anywhere; else (local stores) the root reads stay under
+    confined_to: confine.Root | None = None
     _down_until: float = field(default=0.0, repr=False)
     _down_reason: str = field(default="", repr=False)
 
@@ -207,6 +209,7 @@ class Store:
     def from_url(cls, url: str, **storage_options) -> Store:
         protocol = url.split("://", 1)[0] if "://" in url.split("::")[0] else "file"
         options = _merged(_default_options(protocol), storage_options)
+        follow_symlinks = confine.pop_follow_symlinks(options)
         try:
             fs, root = url_to_fs(url, **options)
             if protocol in ("s3", "s3a"):  # a class attribute of s3fs (5): once more is enough
@@ -218,11 +221,14 @@ class Store:
             raise StoreError(f"cannot open store {url!r}: {_describe(exc)}", path=url) from exc
         # the file system's root itself ("/", "file:///") keeps its slash: "" is the cwd
         trimmed = url.rstrip("/")
+        root = root.rstrip("/") or root
+        local = isinstance(fs, LocalFileSystem)
         return cls(
             fs=fs,
-            root=root.rstrip("/") or root,
+            root=root,
             url=url if not trimmed or trimmed.endswith(":") else trimmed,
             quote_keys=bool({"http", "https"} & set(_protocols(fs))),
+            confined_to=confine.Root(root) if local and not follow_symlinks else None,
         )
 
     @property
@@ -230,9 +236,15 @@ class Store:
         return bool(getattr(self.fs, "async_impl", False))
 
     def full_path(self, key: str) -> str:
-        """The filesystem path of a key ("" is the root itself)."""
+        """The filesystem path of a key ("" is the root itself); StoreError for a key that
+        could lead out of the root (``..``, empty names, NUL)."""
         if not key:
             return self.root
+        reason = confine.bad_key_reason(key)
+        if reason is not None:
+            raise StoreError(
+                f"refusing key {key!r} of {self.url}: {reason}", path=self.url, key=key
+            )
         if self.quote_keys:
             key = quote(key, safe="/")
         return f"{self.root.rstrip('/')}/{key}" if self.root else key
@@ -317,8 +329,13 @@ class Store:
             return None
         if isinstance(raw, StoreError):
             return raw
-        if _is_forbidden(raw):
-            err: StoreError = AccessDeniedError(
+        err: StoreError
+        if isinstance(raw, confine.OutsideRoot):
+            err = StoreError(
+                f"refusing {req.key!r} of {self.url}: {raw}", path=self.url, key=req.key
+            )
+        elif _is_forbidden(raw):
+            err = AccessDeniedError(
                 f"cannot read {req.key!r} from {self.url}: access denied (403 Forbidden; a "
                 f"store that lets you read objects but not list them also answers so for "
                 f"objects that do not exist)",
@@ -348,11 +365,19 @@ class Store:
     def _read_sync(self, req: ByteRequest):
         """One object or range from a sync filesystem, retried while it fails transiently:
         its bytes, or the exception of the last attempt."""
-        read = _read_local if isinstance(self.fs, LocalFileSystem) else self.fs.cat_file
-        path = self.full_path(req.key)
+        local = isinstance(self.fs, LocalFileSystem)
+        try:
+            path = self.full_path(req.key)
+        except StoreError as exc:
+            return exc
         for attempt in itertools.count():
             try:
-                return read(path, start=req.start, end=req.end)
+                if local and self.confined_to is not None:
+                    fd = confine.open_below(self.confined_to, req.key)
+                    return confine.read_local(path, req.start, req.end, fd)
+                if local:
+                    return confine.read_local(path, req.start, req.end)
+                return self.fs.cat_file(path, start=req.start, end=req.end)
             except Exception as exc:  # noqa: BLE001 - sorted out by stream()
                 delay = _retry_delay(req, exc, attempt)
                 if delay is None:
@@ -369,7 +394,11 @@ class Store:
         fs = self.fs
 
         async def one(i: int, req: ByteRequest, gate: asyncio.Semaphore) -> None:
-            path = self.full_path(req.key)
+            try:
+                path = self.full_path(req.key)
+            except StoreError as exc:
+                arrived.put((i, exc))
+                return
             for attempt in itertools.count():
                 try:
                     async with gate:
@@ -461,6 +490,8 @@ class Store:
         """(child directory names, child object names) directly under ``prefix``."""
         path = self.full_path(prefix.strip("/"))
         try:
+            if self.confined_to is not None:
+                confine.check_listed(path, self.confined_to)
             entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:
             return [], []
@@ -520,34 +551,6 @@ class Store:
 def _protocols(fs) -> tuple[str, ...]:
     protocol = fs.protocol
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
-
-
-def _read_local(path: str, start: int | None = None, end: int | None = None) -> bytes:
-    """A local file or a range of it (as :class:`ByteRequest` says), in four system calls.
-
-    Each system call hands the GIL to another thread. ``builtins.open`` and ``read()`` make
-    eight (an isatty check, lseeks, a second read to find the end), and two threads decoding
-    32 KiB chunks spent their time handing the GIL back and forth: reading and decoding a
-    plane of 256 such chunks took 9.1-10.3 ms on two threads against 11 on one, and 7.3-7.6
-    with these four calls. fsspec's ``cat_file`` makes as many as open(), and more Python."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        size = os.fstat(fd).st_size
-        if start is None:
-            begin, stop = 0, size
-        elif start < 0:
-            begin, stop = max(0, size + start), size
-        else:
-            begin, stop = min(start, size), size if end is None else min(max(start, end), size)
-        data = os.pread(fd, stop - begin, begin)
-        while len(data) < stop - begin:  # a single read stops at 2 GiB
-            more = os.pread(fd, stop - begin - len(data), begin + len(data))
-            if not more:  # the file shrank meanwhile: the caller checks sizes
-                break
-            data += more
-        return data
-    finally:
-        os.close(fd)
 
 
 def url_below(url: str, path: str) -> str:

@@ -8,6 +8,9 @@ each of those buffers is, again and again, new memory that the kernel must fault
 a profile of ``cat data.npy`` showed a sixth of the daemon's time in page faults and zeroing.
 Raising both thresholds makes the same pages serve every request.
 
+After a burst, once the mount has been idle two seconds, :func:`trim_when_idle` hands what is
+free back to the kernel (``malloc_trim``), so a burst does not keep its peak for good.
+
 Bounds: allocations up to 32 MiB (glibc's upper limit for the threshold) come from the heaps;
 up to 256 MiB may stay free at a heap's top before glibc returns it. The daemon's own process
 only; the engine, as a library, never changes the allocator of a process it runs in.
@@ -18,6 +21,9 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import threading
+import time
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -40,3 +46,41 @@ def keep_freed_memory() -> bool:
     done = mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 and done
     log.debug("allocator thresholds %s", "set" if done else "refused")
     return done
+
+
+def _malloc_trim() -> Callable[[], bool] | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    return lambda: bool(trim(0))
+
+
+def trim_when_idle(
+    activity: Callable[[], object], stop: threading.Event, idle_seconds: float = 2.0
+) -> threading.Thread | None:
+    """Hand freed memory back to the kernel once the mount has been idle ``idle_seconds``
+    after a burst of activity: the raised thresholds above keep freed memory for good
+    otherwise (a burst of large reads, or of failures, left gigabytes in the heaps).
+    ``activity()`` changes whenever the mount serves something; polled at half the idle
+    time. None where there is no glibc ``malloc_trim``."""
+    trim = _malloc_trim()
+    if trim is None:
+        return None
+
+    def watch() -> None:
+        last, busy, changed = activity(), False, time.monotonic()
+        while not stop.wait(idle_seconds / 2):
+            now, current = time.monotonic(), activity()
+            if current != last:
+                last, busy, changed = current, True, now
+            elif busy and now - changed >= idle_seconds:
+                trim()
+                busy = False
+                log.debug("idle: freed memory returned to the kernel")
+
+    thread = threading.Thread(target=watch, name="zarrfs-trim", daemon=True)
+    thread.start()
+    return thread

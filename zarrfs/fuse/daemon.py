@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import signal
-import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 
 import zarrfs.engine as engine
 
-from .allocator import keep_freed_memory
+from .allocator import keep_freed_memory, trim_when_idle
 from .control import RingLogHandler, control_entries
 from .files import MountStats
 from .kernel import mount_table, set_readahead
@@ -29,6 +28,7 @@ from .options import MountOptions, fuse_mount_kwargs, mount_storage_options
 from .pagecache import PagePusher
 from .signals import Shutdown
 from .tree import VirtualTree
+from .unmount import forget_daemon, record_daemon
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +41,6 @@ READY = b"ready\n"
 
 class MountError(Exception):
     """The mount could not be made; the message is for the user's terminal."""
-
-
-FS_TYPE = "fuse.zarrfs"  # what the mount table says of ours (libfuse's subtype)
 
 
 def is_mounted(mountpoint: str) -> bool:
@@ -228,6 +225,8 @@ def serve(
     keep_freed_memory()
     pages: PagePusher | None = None
     operations: ZarrfsOperations | None = None
+    device: str | None = None  # the mount's, once live: its runtime file names the daemon
+    idle = threading.Event()  # set: the idle trimmer stops
 
     def before_exit() -> None:  # while libfuse still answers requests
         engine.cancel_all_reads()  # FUSE threads waiting for a slow store answer EIO at once
@@ -262,7 +261,9 @@ def serve(
             return opened.pop() if opened else open_root()
 
         def ready() -> None:  # runs in FUSE init
+            nonlocal device
             stopping.serving()
+            device = record_daemon(mountpoint)
             if options.kernel_readahead:
                 set_readahead(mountpoint, options.kernel_readahead)
             if pages is not None:
@@ -271,6 +272,7 @@ def serve(
                 on_ready()
 
         tree = VirtualTree(root, options, MountStats(), control_entries(url, ring))
+        trim_when_idle(tree.stats.snapshot, idle)
         pages = PagePusher(mountpoint, tree.stats) if options.push_pages else None
         operations = ZarrfsOperations(tree, on_ready=ready, pages=pages)
         kwargs = fuse_mount_kwargs(options, fsname=url)
@@ -293,13 +295,17 @@ def serve(
         fail(f"{number.name} while mounting {url}: not mounted")
         return 128 + number
     finally:
+        forget_daemon(device)
+        idle.set()
         stopping.uninstall()
 
 
 def _root_opener(url: str, options: MountOptions, storage_options: dict):
     """The root's opener, with the command line's storage options and, where those do not set
-    them, the ``-o`` ones (``options.mount_storage_options``)."""
+    them, the ``-o`` ones (``options.mount_storage_options``), and ``follow_symlinks``."""
     storage = mount_storage_options(options, storage_options)
+    if options.follow_symlinks:
+        storage.setdefault("follow_symlinks", True)
     consolidated = options.consolidated
 
     def open_root():
@@ -333,30 +339,7 @@ def _setup_logging(options: MountOptions, log_file: str | None, foreground: bool
 
 
 def unmount(mountpoint: str) -> int:
-    """Unmount, also a stale mount whose daemon was killed: ``-u``, then lazy ``-uz``."""
-    path = os.path.abspath(os.path.expanduser(mountpoint))
-    kind = mounted_type(path)
-    if kind is None:
-        print(f"zarrfs unmount: {path} is not mounted", file=sys.stderr)
-        return 1
-    if kind != FS_TYPE:  # as root, fusermount3 -u would unmount anything
-        print(
-            f"zarrfs unmount: {path} is not a zarrfs mount (it is {kind or 'unknown'}); use umount",
-            file=sys.stderr,
-        )
-        return 1
-    last_error = ""
-    for command in _unmount_commands(path):
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode == 0 and not is_mounted(path):
-            return 0
-        last_error = (result.stderr or result.stdout).strip() or f"{command[0]} failed"
-    print(f"zarrfs unmount: {last_error}", file=sys.stderr)
-    return 1
+    """Unmount and leave no daemon behind (``unmount``)."""
+    from .unmount import unmount as clean_unmount  # noqa: PLC0415
 
-
-def _unmount_commands(path: str) -> list[list[str]]:
-    for helper in ("fusermount3", "fusermount"):
-        if shutil.which(helper):
-            return [[helper, "-u", path], [helper, "-uz", path]]
-    return [["umount", path], ["umount", "-l", path]]
+    return clean_unmount(mountpoint, mounted_type)

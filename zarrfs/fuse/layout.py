@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from math import prod
 
 import numpy as np
 
@@ -48,14 +49,25 @@ def png_supported(dtype: np.dtype) -> bool:
     return dtype.kind in "biuf"
 
 
+#: the largest file size ``stat`` can report (``off_t``); a byte file of an array larger than
+#: this (less its header) is not offered
+MAX_FILE_SIZE = (1 << 63) - 1
+_HEADER_ROOM = 1 << 20
+
+
+def fits_a_file(shape: tuple[int, ...], dtype: np.dtype) -> bool:
+    return prod(shape) * dtype.itemsize <= MAX_FILE_SIZE - _HEADER_ROOM
+
+
 def array_file_kinds(array, options) -> list[tuple[str, str]]:
     """``(file name, kind)`` of the data files an array offers, in listing order."""
     dtype = np.dtype(array.dtype)
     shape = tuple(array.shape)
     kinds: list[tuple[str, str]] = []
     if supports_npy(dtype):
-        kinds += [("data.npy", "npy"), ("data.raw", "raw")]
-        if len(shape) == 2 and supports_tiff(dtype, shape):
+        if fits_a_file(shape, dtype):  # else no byte files (planes, if any, still are)
+            kinds += [("data.npy", "npy"), ("data.raw", "raw")]
+        if len(shape) == 2 and supports_tiff(dtype, shape) and fits_a_file(shape, dtype):
             kinds.append(("data.tif", "tif"))
     elif array.size <= options.json_max_elements:
         kinds.append(("data.json", "json"))
@@ -69,7 +81,7 @@ def array_file_kinds(array, options) -> list[tuple[str, str]]:
 
 def plane_file_kinds(dtype: np.dtype, plane_shape: tuple[int, int], options) -> list[str]:
     """Extensions a plane file is offered in."""
-    if not supports_npy(dtype):
+    if not supports_npy(dtype) or not fits_a_file(plane_shape, dtype):
         return []
     kinds = ["npy"]
     if supports_tiff(dtype, plane_shape):

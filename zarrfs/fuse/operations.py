@@ -96,7 +96,7 @@ class ZarrfsOperations(Operations):
 
     @fuse_errors
     def readdir(self, path, fh):
-        return [".", "..", *self._directory(path).names()]
+        return [".", "..", *self._directory(path).iter_names()]
 
     @fuse_errors
     def readdir_entries(self, path, start=0):
@@ -104,11 +104,11 @@ class ZarrfsOperations(Operations):
         they cannot be had: its own lookup then reports why), for ``_fuselib``'s READDIRPLUS:
         ``ls -l`` then needs no lookup per entry."""
         directory = self._directory(path)
-        names = [".", "..", *directory.names()]
-        return self._entries(directory, names, start)
+        names = itertools.chain([".", ".."][start:], directory.iter_names(max(0, start - 2)))
+        return self._entries(directory, names)
 
-    def _entries(self, directory, names, start):
-        for name in names[start:]:
+    def _entries(self, directory, names):
+        for name in names:
             try:
                 entry = directory if name in (".", "..") else directory.lookup(name)
                 yield name, self._attrs(entry)

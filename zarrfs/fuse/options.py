@@ -69,6 +69,7 @@ class MountOptions:
     composite: bool = False  # opt-in RGB .tif of an OME-Zarr plane's channels (generated)
     csv_max_elements: int = 1_000_000
     json_max_elements: int = 10_000_000  # data.json of variable-length arrays
+    max_listed: int = 1_000_000  # entries a plane folder lists (all stay reachable by name)
     prefetch: int = 32 << 20  # bytes read ahead of a sequential reader; 0 disables
     kernel_readahead: int = 1 << 20  # the kernel's readahead for this mount (root); 0: unchanged
     push_pages: bool = True  # read-ahead windows stored into the kernel's page cache
@@ -81,6 +82,7 @@ class MountOptions:
     gid: int | None = None
     debug: bool = False  # libfuse debug output (foreground only is useful)
     log_level: str = "INFO"
+    follow_symlinks: bool = False  # local stores: read symlinks that lead out of the store
     anon: bool = False  # storage options, so that an fstab line can carry them
     endpoint_url: str | None = None
     storage: tuple[tuple[str, str], ...] = field(default=())  # so.KEY=VALUE
@@ -138,6 +140,7 @@ _PARSERS = {
     "composite": _parse_bool,
     "csv_max_elements": int,
     "json_max_elements": int,
+    "max_listed": int,
     "prefetch": parse_size,
     "kernel_readahead": parse_size,
     "push_pages": _parse_bool,
@@ -151,6 +154,7 @@ _PARSERS = {
     "debug": _parse_bool,
     "log_level": _parse_log_level,
     "anon": _parse_bool,
+    "follow_symlinks": _parse_bool,
     "endpoint_url": str,
 }
 

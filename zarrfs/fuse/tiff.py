@@ -22,14 +22,31 @@ _UINT, _INT, _FLOAT, _COMPLEX = 1, 2, 3, 6
 _TARGET_STRIP_BYTES = 256 << 10
 _DATA_ALIGNMENT = 16
 _CLASSIC_LIMIT = (1 << 32) - 1
+#: TIFF states width and height as LONG (32 bits)
+_MAX_SIDE = (1 << 32) - 1
+#: the most strips a file is laid out with: its tables (8 bytes per strip and table, two
+#: tables) are held in memory and served as the file's first bytes. 2**18 strips of 256 KiB
+#: cover 64 GiB; larger planes are not offered as TIFF.
+MAX_STRIPS = 1 << 18
 
 #: NumPy kind -> TIFF SampleFormat. bool is served as 8-bit unsigned 0/1.
 _SAMPLE_FORMATS = {"b": _UINT, "u": _UINT, "i": _INT, "f": _FLOAT, "c": _COMPLEX}
 
 
 def supports_tiff(dtype: np.dtype, shape: tuple[int, int]) -> bool:
-    """Plain numeric dtypes with a non-empty plane; no strings, structs, datetimes."""
-    return dtype.kind in _SAMPLE_FORMATS and not dtype.fields and min(shape) > 0
+    """Plain numeric dtypes with a non-empty plane whose sides fit TIFF's 32-bit fields and
+    whose strip tables stay within :data:`MAX_STRIPS`; no strings, structs, datetimes."""
+    if dtype.kind not in _SAMPLE_FORMATS or dtype.fields or min(shape) <= 0:
+        return False
+    height, width = shape
+    return max(height, width) <= _MAX_SIDE and _strips(dtype, height, width)[1] <= MAX_STRIPS
+
+
+def _strips(dtype: np.dtype, height: int, width: int, samples: int = 1) -> tuple[int, int]:
+    """(rows per strip, strip count) for strips of about 256 KiB."""
+    row_bytes = width * dtype.itemsize * samples
+    rows_per_strip = max(1, min(height, _TARGET_STRIP_BYTES // row_bytes))
+    return rows_per_strip, -(-height // rows_per_strip)
 
 
 @dataclass(frozen=True)
@@ -52,10 +69,8 @@ def tiff_layout(dtype: np.dtype, shape: tuple[int, int], samples: int = 1) -> Ti
     if not supports_tiff(dtype, shape) or samples not in (1, 3):
         raise ValueError(f"no TIFF for dtype {dtype}, shape {shape} and {samples} samples")
     height, width = shape
-    row_bytes = width * dtype.itemsize * samples
-    data_size = height * row_bytes
-    rows_per_strip = max(1, min(height, _TARGET_STRIP_BYTES // row_bytes))
-    strip_count = -(-height // rows_per_strip)
+    data_size = height * width * dtype.itemsize * samples
+    rows_per_strip, strip_count = _strips(dtype, height, width, samples)
     # classic TIFF's prefix is under 256 bytes plus 8 per strip: decide before laying out
     bigtiff = data_size + 256 + 8 * strip_count > _CLASSIC_LIMIT
     return _build(dtype, width, height, rows_per_strip, strip_count, data_size, bigtiff, samples)

@@ -8,11 +8,12 @@ keep them (the store is an immutable snapshot; with ``ttl`` the whole tree is re
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from math import prod
 
 import numpy as np
@@ -48,6 +49,9 @@ class Directory:
 
     def names(self) -> list[str]:
         return list(self.entries)
+
+    def iter_names(self, start: int = 0) -> Iterator[str]:
+        return itertools.islice(self.entries, start, None)
 
     def lookup(self, name: str):
         return self.entries.get(name)
@@ -89,32 +93,59 @@ class PlaneDirectory:
         else:
             self.kinds = layout.plane_file_kinds(np.dtype(array.dtype), shape[-2:], context.options)
             self.kinds += cf_files.plane_kinds(array, context.options)
-        self._names: list[str] | None = None
+        # at most ``max_listed`` entries: ``ls`` and file managers hold and sort a whole
+        # listing, and each entry costs the daemon its attributes (READDIRPLUS)
+        per = len(self.kinds) if self.is_last_level else 1
+        self.cap = cap = context.options.max_listed
+        self.listed = min(self.count * per, cap)
+        if self.count * per > cap:
+            log.warning(
+                "%s: listing the first %d of %d entries of a plane folder (-o max_listed; "
+                "every name is reachable by its path)",
+                array.path or "/",
+                cap,
+                self.count * per,
+            )
+        self._extra: list[str] | None = None
 
     def _value_stems(self) -> dict[str, int]:
-        return self.coordinates.stems(self.axis) if self.coordinates is not None else {}
+        """Entry stems named by coordinate value; none past ``max_listed`` entries (the
+        coordinate would be read whole)."""
+        if self.coordinates is None or self.count > self.cap:
+            return {}
+        return self.coordinates.stems(self.axis)
 
     @property
     def offers_composite(self) -> bool:
         return self.composite is not None and self.composite.axis == self.axis
 
     def names(self) -> list[str]:
-        if self._names is None:  # a listing asks again for every page of entries
-            label = self.labels[self.axis]
-            stems = [layout.plane_entry_name(label, i, self.count) for i in range(self.count)]
-            stems += list(self._value_stems())
+        return list(self.iter_names())
+
+    def _extra_names(self) -> list[str]:
+        """The names listed after the index names: coordinate values, then ``composite``;
+        none once the index names alone reach ``max_listed``."""
+        if self._extra is None:
+            stems = list(self._value_stems()) if self.listed < self.cap else []
+            names = [f"{s}.{k}" for s in stems for k in self.kinds] if self.is_last_level else stems
             if self.offers_composite:
-                stems.append(composite_files.NAME)
-            self._names = (
-                stems
-                if not self.is_last_level
-                else [
-                    f"{stem}.{kind}"
-                    for stem in stems
-                    for kind in (["tif"] if stem == composite_files.NAME else self.kinds)
-                ]
-            )
-        return self._names
+                names.append(composite_files.NAME + (".tif" if self.is_last_level else ""))
+            self._extra = names[: self.cap - self.listed]
+        return self._extra
+
+    def iter_names(self, start: int = 0) -> Iterator[str]:
+        """Names from entry ``start`` on, computed from indices (readdir with offsets), at
+        most ``max_listed`` in all."""
+        label = self.labels[self.axis]
+        if not self.is_last_level:
+            for i in range(start, self.listed):
+                yield layout.plane_entry_name(label, i, self.count)
+        else:
+            per = len(self.kinds)
+            for i in range(start, self.listed):
+                index = layout.plane_entry_name(label, i // per, self.count)
+                yield f"{index}.{self.kinds[i % per]}"
+        yield from self._extra_names()[max(0, start - self.listed) :]
 
     def _split(self, name: str) -> tuple[str, str] | None:
         """``(stem, kind)`` of an entry name; the kind is "" above the last level."""
@@ -187,7 +218,10 @@ class NodeContext:
         if kind == cf_files.CF_KIND:
             return cf_files.plane_file(self, array, index)
         height, width = tuple(array.shape)[-2:]
-        start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
+        plane = 0  # C order, in Python integers: a leading shape may pass 2**63 elements
+        for i, n in zip(index, tuple(array.shape)[:-2], strict=True):
+            plane = plane * n + i
+        start = plane * height * width
         if kind == "png":
             selection = index + (slice(None), slice(None))
             return GeneratedFile(lambda: formats.preview_png(array.read(selection)))

@@ -1,0 +1,173 @@
+"""Keys stay inside their store, and local files are read inside their store's root.
+
+A store is a tree someone else wrote, and a mount often runs as root with ``allow_other``: a
+chunk that is a symlink to ``/etc/shadow``, or a consolidated entry named ``../outside/.zarray``,
+must not make zarrfs read (and serve to every user) a file outside the store. Two checks:
+
+- every key is made of ordinary names: no empty, ``.`` or ``..`` component, no NUL (all stores);
+- a local file is opened relative to the store's root with ``openat2(RESOLVE_BENEATH)``, so the
+  kernel itself refuses any resolution (a symlink, however placed or swapped) that leaves the
+  root, at the cost of no extra system call. Where ``openat2`` is missing (Linux before 5.6,
+  a seccomp filter), the path the kernel opened (``/proc/self/fd``) is checked instead.
+
+A user who trusts the store opts out with the storage option ``follow_symlinks=true``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import threading
+from collections.abc import Callable
+
+_FOLLOW_SYMLINKS = "follow_symlinks"
+_OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
+_RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
+_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
+
+
+class OutsideRoot(Exception):  # noqa: N818 - the store words it as a StoreError
+    """A local path resolved outside the store's root."""
+
+
+_ESCAPES = (
+    "it resolves (through a symlink) to a {} outside the store's root, which zarrfs does not "
+    "read unless the storage option follow_symlinks=true is given"
+)
+
+
+def bad_key_reason(key: str) -> str | None:
+    """Why ``key`` cannot name an object inside a store, or None when it can."""
+    if "\0" in key:
+        return "it holds a NUL byte"
+    if any(p in ("", ".", "..") for p in key.split("/")):
+        return "it has an empty, '.' or '..' component"
+    return None
+
+
+def pop_follow_symlinks(storage_options: dict) -> bool:
+    """Take ``follow_symlinks`` out of the storage options (fsspec does not know it)."""
+    value = storage_options.pop(_FOLLOW_SYMLINKS, False)
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "yes", "true", "on")
+    return bool(value)
+
+
+class Root:
+    """A store's resolved root, and a descriptor of it (opened on first use, closed with the
+    object) that files are opened under."""
+
+    def __init__(self, root: str):
+        self.path = os.path.realpath(root or ".")
+        self._fd: int | None = None
+        self._lock = threading.Lock()
+
+    def fd(self) -> int:
+        with self._lock:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            return self._fd
+
+    def __del__(self):
+        if self._fd is not None:
+            os.close(self._fd)
+
+    def __repr__(self) -> str:
+        return f"Root({self.path!r})"
+
+
+def is_below(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+@functools.cache
+def _openat2() -> Callable[[int, bytes], int] | None:
+    """``openat2(dirfd, path, RESOLVE_BENEATH)`` for reading, or None where the kernel (or a
+    seccomp filter) does not offer it."""
+    try:
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    syscall.restype = ctypes.c_long
+    how = _OpenHow(_OPEN_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
+
+    def openat2(dirfd: int, path: bytes) -> int:
+        fd = syscall(_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.sizeof(how))
+        if fd < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code))
+        return fd
+
+    try:
+        os.close(openat2(os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), b"."))
+    except OSError:
+        return None
+    return openat2
+
+
+def open_below(root: Root, key: str) -> int:
+    """A descriptor of ``key`` opened for reading under ``root``; OutsideRoot where it resolves
+    outside, FileNotFoundError where it does not exist."""
+    openat2 = _openat2()
+    if openat2 is not None:
+        try:
+            return openat2(root.fd(), os.fsencode(key))
+        except OSError as exc:
+            if exc.errno == errno.EXDEV:  # the resolution left the root
+                raise OutsideRoot(_ESCAPES.format("file")) from None
+            if exc.errno == errno.ENOENT:
+                raise FileNotFoundError(exc.errno, exc.strerror, key) from None
+            raise
+    fd = os.open(os.path.join(root.path, key), _OPEN_FLAGS)
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc: resolve the name (racy, but the best there is)
+        where = os.path.realpath(os.path.join(root.path, key))
+    if not is_below(where, root.path):
+        os.close(fd)
+        raise OutsideRoot(_ESCAPES.format("file"))
+    return fd
+
+
+def check_listed(path: str, root: Root) -> None:
+    """Raise OutsideRoot unless the directory ``path`` resolves under ``root``."""
+    if not is_below(os.path.realpath(path), root.path):
+        raise OutsideRoot(_ESCAPES.format("directory"))
+
+
+def read_local(
+    path: str, start: int | None = None, end: int | None = None, fd: int | None = None
+) -> bytes:
+    """A local file or a range of it (as :class:`ByteRequest` says), in four system calls
+    (``fd``, already open, is read and closed instead of ``path``).
+
+    Each system call hands the GIL to another thread. ``builtins.open`` and ``read()`` make
+    eight (an isatty check, lseeks, a second read to find the end), and two threads decoding
+    32 KiB chunks spent their time handing the GIL back and forth: reading and decoding a
+    plane of 256 such chunks took 9.1-10.3 ms on two threads against 11 on one, and 7.3-7.6
+    with these four calls. fsspec's ``cat_file`` makes as many as open(), and more Python."""
+    if fd is None:
+        fd = os.open(path, _OPEN_FLAGS)
+    try:
+        size = os.fstat(fd).st_size
+        if start is None:
+            begin, stop = 0, size
+        elif start < 0:
+            begin, stop = max(0, size + start), size
+        else:
+            begin, stop = min(start, size), size if end is None else min(max(start, end), size)
+        data = os.pread(fd, stop - begin, begin)
+        while len(data) < stop - begin:  # a single read stops at 2 GiB
+            more = os.pread(fd, stop - begin - len(data), begin + len(data))
+            if not more:  # the file shrank meanwhile: the caller checks sizes
+                break
+            data += more
+        return data
+    finally:
+        os.close(fd)
