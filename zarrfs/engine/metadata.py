@@ -140,10 +140,13 @@ def contained(
 
 
 def readable_document(data: bytes) -> Any:
-    """A stored document as JSON where it parses, else as text (to show what is there)."""
+    """A stored document as JSON where it parses within the limits, else as text (to show
+    what is there)."""
     try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        doc = json.loads(data)
+        limits.check_json_depth(doc, path="")
+        return doc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, MetadataError):
         return bytes(data).decode("utf-8", errors="replace")
 
 
