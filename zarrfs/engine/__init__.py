@@ -64,6 +64,10 @@ Process-wide
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
+    ``set_threads(decode=None, io=None, *, pin=None)``: the decode and I/O pool sizes (default
+    ``$ZARRFS_DECODE_THREADS``/``$ZARRFS_IO_THREADS``, else one decode worker per CPU the
+    process may use, capped by its cgroup's CPU quota) and whether decode workers are kept on
+    a CPU each (off unless asked).
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -90,7 +94,7 @@ from .errors import (
 from .hierarchy import Array, Group, Node, open
 from .ome import Axis, Dataset, Multiscale, axis_names_of_level, levels, multiscales
 from .reader import ChunkEvent
-from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
 from .summary import format_summary, summary
@@ -129,6 +133,7 @@ __all__ = [
     "open",
     "reset_stats",
     "set_cache_size",
+    "set_threads",
     "stats",
     "ChecksumError",
     "ChunkDecodeError",
