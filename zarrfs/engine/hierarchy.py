@@ -24,7 +24,7 @@ from .errors import AccessDeniedError, MetadataError, NodeNotFoundError, ZarrfsE
 from .metadata import ArrayMetadata, GroupMetadata, Metadata, load_json, parse_v3
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .ome import declared_paths
-from .planner import chunks_in, flat_boxes, normalize_selection, out_shape, plan
+from .planner import chunks_in, flat_boxes, normalize_selection, out_shape
 from .reader import ArrayReader, ChunkEvent, Target
 from .store import ByteRequest, Store, url_below
 
@@ -394,7 +394,7 @@ class Array(Node):
             out = self._empty(shape)
         elif out.shape != shape:
             raise ValueError(f"out has shape {out.shape}, the selection {shape}")
-        self._reader.execute([(r, out) for r in plan(dims, self.chunks, self.shape)])
+        self._reader.execute([(r, out) for r in self._reader.plan(dims)])
         return out
 
     def __getitem__(self, selection):
@@ -410,7 +410,7 @@ class Array(Node):
             dims = normalize_selection(box, self.shape)
             shape = out_shape(dims)
             view = result[offset : offset + math.prod(shape)].reshape(shape)
-            targets.extend((r, view) for r in plan(dims, self.chunks, self.shape))
+            targets.extend((r, view) for r in self._reader.plan(dims))
         self._reader.execute(targets)
         return result
 
@@ -428,7 +428,7 @@ class Array(Node):
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
-        requests = plan(dims, self.chunks, self.shape)
+        requests = self._reader.plan(dims, streaming=on_chunk is not None)
         token = scheduler.CancelToken()
 
         def work():
