@@ -314,7 +314,7 @@ class ArrayReader:
             chunk = self._decode(data, coords, keep, dest)
         except ZarrfsError as exc:
             self._finish(read, coords, failed(exc), settle=True)
-            return 1
+            return 0
         if dest is None:
             self._place(chunk, targets, read.on_chunk)
         else:  # already in place
