@@ -19,6 +19,11 @@ cold repeats each engine makes three untimed reads on URLs used only for them, s
 and kept-alive HTTP connections exist and the allocator has settled, as in any session. Warm
 reads: one handle, untimed reads to fill the caches, then the timed repeats.
 
+Default reads (``default`` mode) are reads as users run them: every library in its default
+configuration (zarrfs with its default 512 MiB decoded-chunk cache, tensorstore with its default
+context, zarr-python as it comes), one fresh handle per case, and a different plane for every
+read (untimed ones included), so the cache grows as in a session and never hits.
+
 Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
 every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
 adds a random extra wait of up to MS per answer, as object stores vary: responses then land
@@ -49,6 +54,8 @@ DATA = Path(__file__).resolve().parent / "_data"
 #: glibc raises its mmap threshold, after a few frees); a session reads more than one plane.
 SETTLE_READS = 3
 WARM_CACHE = 2**30
+#: zarrfs's cache budget per mode ("default": what a user's process gets)
+CACHE_BYTES = {"cold": 0, "warm": WARM_CACHE, "default": 512 * 2**20}
 
 
 @dataclass(frozen=True)
@@ -142,9 +149,10 @@ def stored_bytes(path: Path) -> int:
 # -------------------------------------------------------------------------------- selections
 
 
-def selections(cfg: Config) -> dict[str, tuple]:
-    """A plane, and a 256x256 window that straddles chunk (and shard) boundaries."""
-    k = cfg.depth // 2
+def selections(cfg: Config, k: int | None = None) -> dict[str, tuple]:
+    """A plane, and a 256x256 window that straddles chunk (and shard) boundaries, of plane
+    ``k`` (default: the middle one)."""
+    k = cfg.depth // 2 if k is None else k
     w0 = cfg.side // 2 - 24
     return {
         "plane": (k, slice(None), slice(None)),
@@ -163,8 +171,10 @@ class Zarrfs:
 
         self.engine = engine
 
-    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
-        self.engine.set_cache_size(0 if cold else WARM_CACHE)
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        if mode == "default":  # the cache of a fresh process, growing from empty
+            self.engine.clear_caches()
+        self.engine.set_cache_size(CACHE_BYTES[mode])
         arr = self.engine.open(location)
         return lambda sel: arr[sel]
 
@@ -177,14 +187,13 @@ class TensorStore:
 
         self.ts = tensorstore
 
-    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
         kvstore = location + "/" if "://" in location else {"driver": "file", "path": location}
-        spec = {
-            "driver": "zarr3",
-            "kvstore": kvstore,
-            "context": {"cache_pool": {"total_bytes_limit": 0 if cold else WARM_CACHE}},
-        }
-        if not cold:  # trust the cache as zarrfs does, no revalidation per read
+        spec: dict = {"driver": "zarr3", "kvstore": kvstore}
+        if mode != "default":
+            limit = 0 if mode == "cold" else WARM_CACHE
+            spec["context"] = {"cache_pool": {"total_bytes_limit": limit}}
+        if mode == "warm":  # trust the cache as zarrfs does, no revalidation per read
             spec["recheck_cached_data"] = False
         arr = self.ts.open(spec, read=True).result()
         return lambda sel: arr[sel].read().result()
@@ -198,7 +207,7 @@ class ZarrPython:
 
         self.zarr = zarr
 
-    def open(self, location: str, cold: bool) -> Callable[[tuple], np.ndarray]:
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
         arr = self.zarr.open_array(location, mode="r")
         return lambda sel: arr[sel]
 
@@ -214,7 +223,7 @@ class Case:
     transport: str  # "local" | "http"
     layout: Layout
     selection: str  # "plane" | "window"
-    mode: str  # "cold" | "warm"
+    mode: str  # "cold" | "warm" | "default"
 
     @property
     def name(self) -> str:
@@ -248,7 +257,7 @@ def all_cases(cfg: Config) -> list[Case]:
     for transport, lay, sel in itertools.product(
         ("local", "http"), layouts(cfg.side), selections(cfg)
     ):
-        for mode in ("cold", "warm") if transport == "local" else ("cold",):
+        for mode in ("cold", "warm", "default") if transport == "local" else ("cold",):
             cases.append(Case(transport, lay, sel, mode))
     return cases
 
@@ -281,21 +290,26 @@ class Locations:
 
 
 def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
-    sel = selections(cfg)[case.selection]
-    expected = plane_data(sel[0], cfg.side)[sel[1:]]
     result = Result(case)
     cold = case.mode == "cold"
-    # warm: one handle each, its caches filled by untimed reads; cold: untimed reads on URLs
-    # never used again, so thread pools, HTTP connections and the allocator have settled in
-    warm = {} if cold else {e.name: e.open(where.fresh(case), cold) for e in engines}
+    # warm and default: one handle each (warm: its caches filled by untimed reads); cold:
+    # untimed reads on URLs never used again, so thread pools, HTTP connections and the
+    # allocator have settled in
+    kept = {} if cold else {e.name: e.open(where.fresh(case), case.mode) for e in engines}
+    planes = itertools.count() if case.mode == "default" else itertools.repeat(None)
+    if case.mode == "default" and SETTLE_READS + cfg.repeats > cfg.depth:
+        raise SystemExit(f"default mode reads each plane once: more than {cfg.depth} reads")
 
     def reader(e):
-        return warm[e.name] if not cold else e.open(where.fresh(case), cold)
+        return kept[e.name] if not cold else e.open(where.fresh(case), case.mode)
 
     for _ in range(SETTLE_READS):
+        sel = selections(cfg, next(planes))[case.selection]
         for e in engines:
             reader(e)(sel)
     for rep in range(cfg.repeats):
+        sel = selections(cfg, next(planes))[case.selection]
+        expected = plane_data(sel[0], cfg.side)[sel[1:]]
         order = engines[rep % len(engines) :] + engines[: rep % len(engines)]
         for e in order:
             read = reader(e)
@@ -304,7 +318,7 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
             if where.server is not None:
                 where.server.reset()
             time.sleep(cfg.idle)
-            seconds, out = timed(lambda read=read: read(sel))
+            seconds, out = timed(lambda read=read, sel=sel: read(sel))
             if not np.array_equal(np.asarray(out), expected):
                 raise SystemExit(f"{e.name} read wrong data in {case.name}")
             result.seconds.setdefault(e.name, []).append(seconds)
@@ -426,15 +440,56 @@ TARGETS = [
 ]
 
 
+def _default(layout: str, selection: str):
+    return lambda c: c.mode == "default" and c.layout.name in layout and c.selection == selection
+
+
+def _within(limit: float):
+    def check(r: Result) -> tuple[bool, str]:
+        ratio = r.ratio("zarrfs", "tensorstore")
+        return ratio <= limit, f"zarrfs/ts {ratio:.2f}"
+
+    return check
+
+
+#: reads as users run them (issue 22): every library in its default configuration
+DEFAULT_TARGETS = [
+    (
+        "plane, 512 KiB or sharded chunks, within 1.0x of tensorstore",
+        _default(("large", "sharded"), "plane"),
+        _within(1.0),
+    ),
+    (
+        "plane, 32 KiB chunks, within 1.3x of tensorstore",
+        _default(("small",), "plane"),
+        _within(1.3),
+    ),
+    (
+        "window within 1.1x of tensorstore",
+        _default(("large", "small", "sharded"), "window"),
+        _within(1.1),
+    ),
+    (
+        "plane from 512 KiB chunks at least 2.2x faster than zarr-python",
+        _default(("large",), "plane"),
+        lambda r: (
+            r.ratio("zarr-python", "zarrfs") >= 2.2,
+            f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}",
+        ),
+    ),
+]
+
+
 def print_targets(results: list[Result]) -> bool:
-    print("\ntargets (cold reads)")
     ok = True
-    for title, applies, check in TARGETS:
-        print(f"  {title}")
-        for r in (r for r in results if applies(r.case)):
-            passed, detail = check(r)
-            ok &= passed
-            print(f"    {'PASS' if passed else 'FAIL'}  {r.case.name:<28} {detail}")
+    for heading, targets in (("cold reads", TARGETS), ("default configuration", DEFAULT_TARGETS)):
+        print(f"\ntargets ({heading})")
+        for title, applies, check in targets:
+            print(f"  {title}")
+            for r in (r for r in results if applies(r.case)):
+                passed, detail = check(r)
+                ok &= passed
+                print(f"    {'PASS' if passed else 'FAIL'}  {r.case.name:<28} {detail}")
     return ok
 
 
@@ -453,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         "--cases",
         default="*",
         help="comma-separated glob patterns over transport/layout/selection/"
-        "mode, e.g. 'local/*/plane/cold,http/sharded/*' (default: all)",
+        "mode (cold, warm, default), e.g. 'local/*/plane/cold,http/sharded/*' (default: all)",
     )
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument(

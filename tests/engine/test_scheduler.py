@@ -1,4 +1,5 @@
-"""The decode pool: one worker per CPU the process may use, each kept on a CPU of its own."""
+"""The decode pool: one worker per CPU the process may use (affinity and cgroup quota), sizes
+settable, each worker kept on a CPU of its own only when the program asks."""
 
 from __future__ import annotations
 
@@ -30,16 +31,75 @@ def _worker_cpus() -> dict[str, set[int]]:
     return dict(f.result(timeout=60) for f in futures)
 
 
+@pytest.fixture
+def threads():
+    """Pool settings changed by a test are put back, with fresh pools, afterwards."""
+    saved = scheduler._threads
+    try:
+        yield
+    finally:
+        scheduler._threads = saved
+        scheduler.set_threads()
+
+
 @linux_affinity
-def test_each_decode_worker_has_a_cpu_of_its_own():
+def test_decode_workers_are_not_pinned_unless_asked(threads):
     cpus = os.sched_getaffinity(0)
     if len(cpus) < 2:
         pytest.skip("one CPU: nothing to spread")
+    scheduler.set_threads()  # fresh pools with the defaults
+    seen = _worker_cpus()
+    assert all(mask == cpus for mask in seen.values()), seen
+
+
+@linux_affinity
+def test_each_decode_worker_has_a_cpu_of_its_own_when_asked(threads):
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to spread")
+    scheduler.set_threads(pin=True)
     assert scheduler.decode_workers() == len(cpus)
     seen = _worker_cpus()
     assert len(seen) == len(cpus)
     assert all(len(mask) == 1 for mask in seen.values()), seen
     assert set().union(*seen.values()) == cpus
+
+
+def test_pool_sizes_are_settable(threads):
+    scheduler.set_threads(decode=3, io=5)
+    assert scheduler.decode_workers() == 3
+    assert len(_worker_cpus()) == 3
+    assert scheduler._pool("io")._workers == 5
+    with pytest.raises(ValueError, match="positive"):
+        scheduler.set_threads(decode=0)
+
+
+def test_pool_sizes_from_the_environment():
+    script = (
+        "from zarrfs.engine import scheduler\n"
+        "print(scheduler.decode_workers(), scheduler._pool('io')._workers)\n"
+    )
+    env = {**os.environ, "ZARRFS_DECODE_THREADS": "3", "ZARRFS_IO_THREADS": "7"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "7"]
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "workers"), [("100000 100000", 1), ("150000 100000", 2), ("max 100000", None)]
+)
+def test_decode_workers_follow_the_cgroup_cpu_quota(
+    tmp_path, monkeypatch, threads, cpu_max, workers
+):
+    """In a container with a CPU quota, one decode worker per CPU of the quota (rounded up),
+    not one per CPU of the host."""
+    (tmp_path / "cpu.max").write_text(cpu_max + "\n")
+    monkeypatch.setattr(scheduler, "_CGROUP_V2", str(tmp_path / "cpu.max"))
+    monkeypatch.setattr(scheduler, "_cpus", lambda: list(range(64)))
+    scheduler.set_threads()
+    assert scheduler.decode_workers() == (workers or 64)
 
 
 @linux_affinity

@@ -92,6 +92,10 @@ Process-wide
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
     background (the mount's read-ahead).
+    ``set_threads(decode=None, io=None, *, pin=None)``: the decode and I/O pool sizes (default
+    ``$ZARRFS_DECODE_THREADS``/``$ZARRFS_IO_THREADS``, else one decode worker per CPU the
+    process may use, capped by its cgroup's CPU quota) and whether decode workers are kept on
+    a CPU each (off unless asked).
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -140,7 +144,7 @@ from .ome import (
     multiscales,
 )
 from .reader import ChunkEvent
-from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
 from .summary import format_summary, summary
@@ -200,6 +204,7 @@ __all__ = [
     "open",
     "reset_stats",
     "set_cache_size",
+    "set_threads",
     "stats",
     "ChecksumError",
     "ChunkDecodeError",

@@ -1,18 +1,24 @@
-"""One byte-bounded LRU of decoded chunks, shared by every array in the process.
+"""The chunk table: decoded chunks kept and chunks being read, in one place (STYLE 4).
 
-Keys name a chunk uniquely across stores: ``(store url, array path, chunk key, inner coords)``.
-Values are read-only decoded chunk arrays. A chunk larger than a quarter of the budget is not
-kept (it would evict everything else for one use). The budget comes from ``ZARRFS_CACHE_BYTES``
-or :func:`set_cache_size`.
+One entry per chunk, keyed uniquely across stores: ``(store url, array path, metadata digest,
+chunk coords)``. An entry is either *pending* (a read is fetching and decoding it right now; other
+reads of that chunk wait for it instead of doing it twice) or *ready* (a read-only decoded chunk,
+kept in a byte-bounded LRU shared by every array in the process). The read that claimed a pending
+entry settles it exactly once, with a :class:`ChunkResult`: loaded, missing, failed or abandoned;
+every waiter wakes with it, so no wait outlives the read it waits for. A chunk larger than a
+quarter of the budget is not kept (it would evict everything else for one use). The budget comes
+from ``ZARRFS_CACHE_BYTES`` or :func:`set_cache_size`.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,6 +28,9 @@ from .sizes import human_size, parse_size
 log = logging.getLogger(__name__)
 
 DEFAULT_BYTES = 512 * 2**20
+
+#: how often a waiting read looks whether it was cancelled meanwhile (seconds)
+_POLL_SECONDS = 0.05
 
 
 def _default_capacity() -> int:
@@ -42,40 +51,156 @@ def _nbytes(value: np.ndarray) -> int:
     return n
 
 
-class ChunkCache:
+@dataclass(frozen=True, slots=True)
+class ChunkResult:
+    """What reading one chunk gave. ``status``: "loaded" (``chunk`` holds it), "missing" (no
+    stored chunk: the fill value), "failed" (``error``), "abandoned" (its read was cancelled
+    before it was done: a waiter reads it itself)."""
+
+    status: str
+    chunk: np.ndarray | None = None
+    error: BaseException | None = None
+
+    def own_error(self) -> BaseException:
+        """The failure as a new exception of the same kind for the read that raises it, chained
+        to the first: one exception instance is never raised by two reads."""
+        error = copy.copy(self.error)
+        error.__cause__ = self.error
+        return error
+
+
+MISSING = ChunkResult("missing")
+ABANDONED = ChunkResult("abandoned")
+
+
+def loaded(chunk: np.ndarray) -> ChunkResult:
+    return ChunkResult("loaded", chunk)
+
+
+def failed(error: BaseException) -> ChunkResult:
+    return ChunkResult("failed", error=error)
+
+
+class Entry:
+    """One chunk of the table. Pending while ``result`` is None; the event exists only once a
+    second read waits (most chunks never have a waiter)."""
+
+    __slots__ = ("event", "nbytes", "result")
+
+    def __init__(self) -> None:
+        self.result: ChunkResult | None = None
+        self.event: threading.Event | None = None
+        self.nbytes = 0
+
+    def wait(self, cancelled: Callable[[], bool]) -> ChunkResult:
+        """The result, once the read that owns the chunk settles it; ABANDONED at once when
+        ``cancelled()`` turns true meanwhile. The owner settles in every case (its ``finally``)."""
+        while not self.event.wait(_POLL_SECONDS):  # type: ignore[union-attr] - set by claim()
+            if cancelled():
+                return ABANDONED
+        return self.result  # type: ignore[return-value]
+
+
+class ChunkTable:
+    """Decoded chunks kept (LRU, bounded in bytes) and chunks being read, under one lock."""
+
     def __init__(self, capacity: int):
         self.capacity = capacity
         self.size = 0
-        self._items: OrderedDict[Hashable, tuple[np.ndarray, int]] = OrderedDict()
+        self._items: OrderedDict[Hashable, Entry] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable) -> np.ndarray | None:
+    def claim(
+        self, keys: list
+    ) -> tuple[dict[int, np.ndarray], list[tuple[int, Entry]], list[tuple[int, Entry]]]:
+        """For each key, by index: its kept chunk (a hit); or the caller now owns it (it must
+        :meth:`settle` that entry); or another read owns it (the entry to wait on)."""
+        hits: dict[int, np.ndarray] = {}
+        owned: list[tuple[int, Entry]] = []
+        waited: list[tuple[int, Entry]] = []
+        items = self._items
         with self._lock:
-            item = self._items.get(key)
-            if item is None:
-                stats.add(cache_misses=1)
-                return None
-            self._items.move_to_end(key)
-        stats.add(cache_hits=1)
-        return item[0]
+            for i, key in enumerate(keys):
+                entry = items.get(key)
+                if entry is None:
+                    entry = items[key] = Entry()
+                    owned.append((i, entry))
+                elif entry.result is not None:
+                    items.move_to_end(key)
+                    hits[i] = entry.result.chunk  # type: ignore[assignment]
+                else:
+                    if entry.event is None:
+                        entry.event = threading.Event()
+                    waited.append((i, entry))
+        if keys:
+            stats.add(cache_hits=len(hits), cache_misses=len(keys) - len(hits))
+        return hits, owned, waited
 
-    def put(self, key: Hashable, value: np.ndarray) -> None:
-        n = _nbytes(value)
-        if not self.would_keep(n):
+    def settle(
+        self, key: Hashable, entry: Entry, result: ChunkResult, *, keep: bool = False
+    ) -> None:
+        """Publish an owned chunk's result to its waiters, keeping a loaded chunk when ``keep``
+        (then the table owns it: read-only from now on). A chunk not kept is copied for the
+        waiters (it lives in the owner's output or scratch memory). If keeping or copying
+        fails, the waiters get that failure, and it is raised here too."""
+        if entry.result is not None:  # settled already
             return
-        value.flags.writeable = False
+        try:
+            if keep and result.status == "loaded":
+                keep = self._keep(key, entry, result)
+            if not keep:
+                self._drop(key, entry)
+                if entry.event is not None and result.chunk is not None:
+                    result = loaded(result.chunk.copy())
+        except BaseException as exc:
+            result = failed(exc)
+            self._drop(key, entry)
+            raise
+        finally:
+            if entry.result is None:
+                entry.result = result
+            if entry.event is not None:
+                entry.event.set()
+
+    def _drop(self, key: Hashable, entry: Entry) -> None:
         with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.size -= old[1]
-            self._items[key] = (value, n)
+            if self._items.get(key) is entry:
+                del self._items[key]
+
+    def _keep(self, key: Hashable, entry: Entry, result: ChunkResult) -> bool:
+        n = _nbytes(result.chunk)  # type: ignore[arg-type]
+        if not self.would_keep(n):
+            return False
+        result.chunk.flags.writeable = False  # type: ignore[union-attr]
+        with self._lock:
+            if self._items.get(key) is not entry:  # the table was cleared meanwhile
+                return False
+            entry.nbytes, entry.result = n, result
+            self._items.move_to_end(key)
             self.size += n
             self._evict()
+        return True
+
+    def get(self, key: Hashable) -> np.ndarray | None:
+        """A kept chunk, or None (nothing is claimed)."""
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None or entry.result is None:
+                return None
+            self._items.move_to_end(key)
+            return entry.result.chunk
 
     def _evict(self) -> None:
-        while self.size > self.capacity and self._items:
-            _, (_, n) = self._items.popitem(last=False)
-            self.size -= n
+        """Oldest kept chunks first; pending entries go to the end (they are in use)."""
+        items = self._items
+        for _ in range(len(items)):
+            if self.size <= self.capacity:
+                return
+            key, entry = items.popitem(last=False)
+            if entry.result is None:
+                items[key] = entry
+            else:
+                self.size -= entry.nbytes
 
     def resize(self, capacity: int) -> None:
         with self._lock:
@@ -83,13 +208,16 @@ class ChunkCache:
             self._evict()
 
     def clear(self) -> None:
+        """Forget every kept chunk (reads under way still settle theirs)."""
         with self._lock:
-            self._items.clear()
+            for key in [k for k, e in self._items.items() if e.result is not None]:
+                del self._items[key]
             self.size = 0
 
     def info(self) -> dict[str, int]:
         with self._lock:
-            return {"size": self.size, "capacity": self.capacity, "items": len(self._items)}
+            kept = sum(1 for e in self._items.values() if e.result is not None)
+            return {"size": self.size, "capacity": self.capacity, "items": kept}
 
     def would_keep(self, nbytes: int) -> bool:
         return nbytes <= self.capacity // 4
@@ -122,14 +250,16 @@ class IndexCache:
             self._items.clear()
 
 
-chunks = ChunkCache(_default_capacity())
+chunks = ChunkTable(_default_capacity())
 shard_indexes = IndexCache()
 
 
 def _after_fork_in_child() -> None:
-    """A lock held by another thread at fork() stays held forever in the child: start fresh
-    (the mount daemonizes with a fork)."""
-    chunks._lock = threading.Lock()
+    """A lock held by another thread at fork() stays held forever in the child, and reads
+    under way in the parent never settle there: start fresh (the mount daemonizes with a
+    fork)."""
+    global chunks
+    chunks = ChunkTable(chunks.capacity)
     shard_indexes._lock = threading.Lock()
 
 

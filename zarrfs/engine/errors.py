@@ -4,6 +4,11 @@ One base class, :class:`ZarrfsError`, so a front end can catch everything the en
 raise in one place (the mount turns these into errnos, the viewer into messages, the CLI into one
 line on stderr). Each error carries structured fields (``path``, ``key``, ``codec`` ...) so that a
 front end never has to parse a message, and a message that says what went wrong and where.
+
+Context fields: ``store_url`` (the store's URL), ``node_path`` (the node's path inside the store),
+``document`` (a metadata document's name), ``key`` (the store key). Each is set where the error
+is built, by the layer that knows it; an error is never edited afterwards, and a layer that adds
+context raises a new error ``from`` the one it caught.
 """
 
 from __future__ import annotations
@@ -12,11 +17,23 @@ from __future__ import annotations
 class ZarrfsError(Exception):
     """Base of every error the engine raises on purpose."""
 
-    def __init__(self, message: str, *, path: str | None = None, key: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        key: str | None = None,
+        store_url: str | None = None,
+        node_path: str | None = None,
+        document: str | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.path = path
         self.key = key
+        self.store_url = store_url
+        self.node_path = node_path
+        self.document = document
 
     def at(self, where: str) -> ZarrfsError:
         """A new error like this one, about ``where`` (the document it was found in): its
@@ -86,8 +103,9 @@ class ChunkDecodeError(ZarrfsError):
         path: str | None = None,
         key: str | None = None,
         codec: str | None = None,
+        **context: str | None,
     ):
-        super().__init__(message, path=path, key=key)
+        super().__init__(message, path=path, key=key, **context)
         self.codec = codec
 
 
@@ -109,8 +127,10 @@ class AccessDeniedError(StoreError):
 class ReadCancelled(ZarrfsError):
     """A read was cancelled before it finished."""
 
-    def __init__(self, message: str = "read cancelled", *, path: str | None = None):
-        super().__init__(message, path=path)
+    def __init__(
+        self, message: str = "read cancelled", *, path: str | None = None, **context: str | None
+    ):
+        super().__init__(message, path=path, **context)
 
 
 class SelectionError(ZarrfsError, IndexError):

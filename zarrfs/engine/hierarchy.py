@@ -45,7 +45,7 @@ from .metadata import (
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .names import is_usable, usable, usable_paths
 from .ome import declared_paths
-from .planner import chunks_in, normalize_selection, out_shape, plan
+from .planner import chunks_in, normalize_selection, out_shape
 from .reader import ArrayReader, ChunkEvent, Target
 from .sizes import human_size
 from .store import ByteRequest, Store, url_below
@@ -496,7 +496,7 @@ class Array(Node):
             out = self._empty(shape)
         elif out.shape != shape:
             raise ValueError(f"out has shape {out.shape}, the selection {shape}")
-        self._reader.execute([(r, out) for r in plan(dims, self.chunks, self.shape)])
+        self._reader.execute([(r, out) for r in self._reader.plan(dims)])
         return out
 
     def __getitem__(self, selection):
@@ -512,7 +512,7 @@ class Array(Node):
             dims = normalize_selection(box, self.shape)
             shape = out_shape(dims)
             view = result[offset : offset + math.prod(shape)].reshape(shape)
-            targets.extend((r, view) for r in plan(dims, self.chunks, self.shape))
+            targets.extend((r, view) for r in self._reader.plan(dims))
         self._reader.execute(targets)
         return result
 
@@ -530,7 +530,7 @@ class Array(Node):
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
-        requests = plan(dims, self.chunks, self.shape)
+        requests = self._reader.plan(dims, streaming=on_chunk is not None)
         token = scheduler.CancelToken()
 
         def work():

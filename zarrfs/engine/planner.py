@@ -11,10 +11,13 @@ The planner is property-tested against NumPy.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import numpy as np
 
 from .errors import SelectionError
 
@@ -168,3 +171,75 @@ def chunks_in(
         return []
     per_dim = [[p[0] for p in _dim_pieces(d, c)] for d, c in zip(dims, chunk_shape, strict=True)]
     return list(itertools.product(*per_dim))
+
+
+class ShardRequest(NamedTuple):
+    """One shard of a plan whose inner chunks are planned only once the shard's index says
+    which of them are stored: ``chunk_coords`` are the shard's, ``chunk_selection`` is in the
+    shard."""
+
+    chunk_coords: tuple[int, ...]
+    chunk_selection: tuple[slice | int, ...]
+    out_selection: tuple[slice, ...]
+    whole_chunk: bool = False
+
+
+def count_chunks(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> int:
+    """How many chunks a selection touches, in time proportional to the dimensions' lengths
+    in chunks (never their product)."""
+    return math.prod(
+        sum(1 for _ in _dim_pieces(d, c)) for d, c in zip(dims, chunk_shape, strict=True)
+    )
+
+
+def plan_in_shard(
+    request: ShardRequest,
+    shard_shape: tuple[int, ...],
+    chunk_shape: tuple[int, ...],
+    shape: tuple[int, ...],
+    stored,
+) -> tuple[list[ChunkRequest], int]:
+    """The stored inner chunks a shard request reads, each with its ``out_selection`` in the
+    shard's region of the output (``out[request.out_selection]``, read in ascending order
+    along every axis), and how many inner chunks it touches that are not stored.
+
+    ``stored`` is a boolean array over the shard's grid of inner chunks (from its index). The
+    cost follows the stored chunks and the shard's side lengths, not the product of its
+    shape: a shard of millions of 1x1 inner chunks, none stored, plans at once."""
+    pieces = []
+    for s, k, n, c, m in zip(
+        request.chunk_selection, request.chunk_coords, shard_shape, chunk_shape, shape, strict=True
+    ):
+        extent = min(n, m - k * n)  # an edge shard overhangs the array
+        if isinstance(s, slice):
+            d = DimSelection(s.start, s.step, len(range(s.start, s.stop, s.step)))
+        else:
+            d = DimSelection(s, 1, 1, drop=True)
+        pieces.append(
+            [
+                (
+                    i,
+                    sel,
+                    out,
+                    whole or (c * (i + 1) > extent and _covers_to_edge(sel, i, c, extent)),
+                )
+                for i, sel, out, whole in _dim_pieces(d, c)
+            ]
+        )
+    touched = math.prod(len(p) for p in pieces)
+    if touched == 0:
+        return [], 0
+    grid = stored[np.ix_(*[[p[0] for p in dim] for dim in pieces])]
+    kept = [i for i, s in enumerate(request.chunk_selection) if isinstance(s, slice)]
+    origin = [
+        k * (n // c) for k, n, c in zip(request.chunk_coords, shard_shape, chunk_shape, strict=True)
+    ]
+    requests = []
+    for where in np.argwhere(grid).tolist():
+        combo = [dim[j] for dim, j in zip(pieces, where, strict=True)]
+        coords = tuple(o + p[0] for o, p in zip(origin, combo, strict=True))
+        out = tuple(combo[i][2] for i in kept)
+        requests.append(
+            ChunkRequest(coords, tuple(p[1] for p in combo), out, all(p[3] for p in combo))
+        )
+    return requests, touched - len(requests)

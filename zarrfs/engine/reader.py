@@ -1,12 +1,14 @@
-"""The reader: carries out a plan (STYLE 5). Cache, fetch, decode, place.
+"""The reader: carries out a plan (STYLE 5) as explicit stages, per chunk.
 
-For each chunk the planner names: a decoded copy in the shared cache is placed at once; the rest
-are fetched (async stores: every request of the read in flight at once, shard indexes first,
-then inner chunks, coalesced; sync stores: each chunk fetched by the task that decodes it) and
-decoded in the decode pool (a small read from a sync store: on the calling thread), each
-straight into its place in the output. A missing chunk reads as
-the fill value. A chunk that fails does not stop the others: the read finishes what it can, then
-raises the first failure (so a viewer can still show the rest of a plane).
+``plan`` (the pure planner: targets) -> ``claim`` (the chunk table: a kept chunk is placed at
+once; a chunk another read is doing is waited for) -> ``fetch`` (:mod:`fetch`: async stores have
+every request of the read in flight at once, and each burst of arrivals goes to the decode pool
+as it lands; sync stores fetch in the task that decodes) -> ``decode`` (straight into the output
+where it can) -> ``place`` -> ``settle`` (the chunk's :class:`~cache.ChunkResult` goes to the
+table: kept, and handed to every read waiting for it). A missing chunk reads as the fill value.
+A chunk that fails does not stop the others: the read finishes what it can, then raises the
+first failure (so a viewer can still show the rest of a plane). Every chunk a read claims is
+settled whatever happens (a failure anywhere reaches every waiter), so no read waits forever.
 """
 
 from __future__ import annotations
@@ -19,20 +21,21 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import cache, scheduler, stats
-from .coalesce import coalesce
+from .cache import ABANDONED, MISSING, ChunkResult, Entry, failed, loaded
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
-from .grid import grid_shape
+from .fetch import ChunkFetcher
 from .metadata import ArrayMetadata, fill_array
-from .planner import ChunkRequest
+from .planner import ChunkRequest, DimSelection, ShardRequest, count_chunks, plan, plan_in_shard
+from .sharding import MISSING as INDEX_MISSING
 from .sharding import ShardingCodec
-from .store import ByteRequest, Store, url_below
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +50,38 @@ class ChunkEvent:
     error: BaseException | None = None
 
 
-#: A piece of work for one chunk: where it goes (request + output array).
-Target = tuple[ChunkRequest, np.ndarray]
+#: A piece of work for one chunk (or one shard): where it goes (request + output array).
+Target = tuple[ChunkRequest | ShardRequest, np.ndarray]
+
+#: a read of a sharded array touching more inner chunks than this plans them only once the
+#: shards' indexes say which are stored (tiny inner chunks: millions per shard, most absent)
+_PLAN_INNER_LIMIT = 1 << 14
+
+
+@dataclass
+class Read:
+    """One read under way: its targets by chunk, how it reports and keeps, the chunks it
+    claimed (each settled once), and its first failure."""
+
+    by_chunk: dict[tuple[int, ...], list[Target]]
+    token: scheduler.CancelToken
+    on_chunk: Callable[[ChunkEvent], None] | None
+    keep_whole: bool
+    caching: bool
+    owned: dict[tuple[int, ...], Entry] = field(default_factory=dict)
+    first: BaseException | None = None
+    #: some chunk was left undone (cancelled): the read raises ReadCancelled
+    incomplete: bool = False
+
+    def fail(self, error: BaseException) -> None:
+        self.first = self.first or error
+
+    def keeps(self, coords) -> bool:
+        """Whether this chunk goes to the table (a streaming read keeps only the chunks it
+        reads in part: it never comes back for the others)."""
+        return self.caching and (
+            self.keep_whole or not all(r.whole_chunk for r, _ in self.by_chunk[coords])
+        )
 
 
 class ArrayReader:
@@ -87,6 +120,9 @@ class ArrayReader:
             path,
             hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest(),
         )
+        self.fetcher = ChunkFetcher(
+            store, path, meta, self.sharding, self._identity, self.chunk_key
+        )
 
     # ----------------------------------------------------------------- keys
     def chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
@@ -103,6 +139,48 @@ class ArrayReader:
     def _cache_key(self, coords: tuple[int, ...]) -> tuple:
         return (*self._identity, coords)
 
+    # ----------------------------------------------------------------- plan
+    def plan(
+        self, dims: tuple[DimSelection, ...], *, streaming: bool = False
+    ) -> list[ChunkRequest | ShardRequest]:
+        """The requests of a selection: one per chunk; for a sharded array whose selection
+        touches many inner chunks, one per shard, planned further by :meth:`execute` from the
+        shard's index. ``streaming`` (a read reporting each chunk) always plans per chunk."""
+        if (
+            self.sharding
+            and not streaming
+            and count_chunks(dims, self.chunk_shape) > _PLAN_INNER_LIMIT
+        ):
+            return [ShardRequest(*r) for r in plan(dims, self.meta.chunk_shape, self.meta.shape)]
+        return plan(dims, self.chunk_shape, self.meta.shape)
+
+    def _expand(self, targets: list[Target], token) -> tuple[list[Target], BaseException | None]:
+        """Shard requests become requests for the inner chunks their shard's index says are
+        stored; the rest of each shard's region reads as the fill value. Other targets pass."""
+        plain = [t for t in targets if not isinstance(t[0], ShardRequest)]
+        shards = [t for t in targets if isinstance(t[0], ShardRequest)]
+        keys = [self._prefix + self.meta.chunk_key_encoding.key(r.chunk_coords) for r, _ in shards]
+        indexes = self.fetcher.indexes(list(dict.fromkeys(keys)), lambda: token.cancelled)
+        first = None
+        for (req, out), key in zip(shards, keys, strict=True):
+            index = indexes[key]
+            if isinstance(index, BaseException):
+                first = first or index
+                continue
+            if index is None:  # an absent shard: every inner chunk missing
+                stored = np.zeros(self._cps, bool)
+            else:
+                stored = (index[..., 0] != INDEX_MISSING) | (index[..., 1] != INDEX_MISSING)
+            requests, absent = plan_in_shard(
+                req, self.meta.chunk_shape, self.chunk_shape, self.meta.shape, stored
+            )
+            view = out[(*req.out_selection, ...)]
+            if absent:
+                view[...] = self.fill
+                stats.add(chunks_missing=absent)
+            plain.extend((r, view) for r in requests)
+        return plain, first
+
     # ----------------------------------------------------------------- read
     def execute(
         self,
@@ -114,86 +192,169 @@ class ArrayReader:
         keep_whole: bool = True,
     ) -> None:
         """Fill every target; raise the first failure once all chunks are done. Decoded
-        chunks go to the shared cache; with ``keep_whole`` False only those the targets
+        chunks go to the shared table; with ``keep_whole`` False only those the targets
         read in part do (a streaming reader never comes back for the others)."""
         token = token or scheduler.CancelToken()
+        planned: BaseException | None = None
+        if self.sharding and any(isinstance(t[0], ShardRequest) for t in targets):
+            targets, planned = self._expand(targets, token)
         by_chunk: dict[tuple[int, ...], list[Target]] = defaultdict(list)
         for t in targets:
             by_chunk[t[0].chunk_coords].append(t)
-        caching = cache.chunks.would_keep(self._chunk_nbytes)
-        pending = []
-        for coords, ts in by_chunk.items():
-            hit = cache.chunks.get(self._cache_key(coords)) if caching else None
-            if hit is not None:
-                self._place(hit, ts, on_chunk)
-            else:
-                pending.append(coords)
-        if not pending:
-            return
-        token.check(self.path)
+        read = Read(
+            by_chunk,
+            token,
+            on_chunk,
+            keep_whole,
+            cache.chunks.would_keep(self._chunk_nbytes),
+            first=planned,
+        )
         # shard by shard (C order within): a task's chunks then share shards, each of which
         # is read in one range (in plain C order, a task of one z-layer took half of each of
         # several shards, and two tasks each read a range spanning every shard's middle)
-        pending.sort(key=self._shard_major)
-        inflight = scheduler.inflight
-        owned, waited = inflight.claim([self._cache_key(c) for c in pending])
-        mine = [pending[i] for i in owned]
+        todo = sorted(by_chunk, key=self._shard_major) if self.sharding else list(by_chunk)
+        while todo:  # a first round even when cancelled: kept chunks still read
+            todo = self._round(read, todo, priority)
+            if read.token.cancelled:
+                read.incomplete |= bool(todo)
+                break
+        if read.incomplete and read.first is None:
+            raise ReadCancelled(path=self.path, node_path=self.path, store_url=self.store.url)
+        if read.first is not None:
+            raise read.first
+
+    def _round(self, read: Read, todo: list, priority: int) -> list:
+        """Claim the chunks, do those now ours, wait for those other reads are doing; the
+        chunks those reads abandoned (to claim again)."""
+        hits, owned, waited = cache.chunks.claim([self._cache_key(c) for c in todo])
+        mine = [todo[i] for i, _ in owned]
+        read.owned.update((todo[i], entry) for i, entry in owned)
         futures: list[concurrent.futures.Future] = []
-        if mine:
-            job = functools.partial(
-                self._job,
-                by_chunk=by_chunk,
-                token=token,
-                on_chunk=on_chunk,
-                caching=caching,
-                keep_whole=keep_whole,
-            )
-            if self.store.is_async:
-                self._dispatch_arrivals(mine, job, priority, futures, token)
-            elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
-                futures = [scheduler.run_here(job(mine, None))]
-            else:
-                futures = [
-                    scheduler.run_decode(job(batch, None), priority)
-                    for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes))
-                ]
-        first = self._wait(futures)
-        for i, slot in waited:
-            first = (
-                self._take(pending[i], slot, by_chunk[pending[i]], token, on_chunk, caching)
-                or first
-            )
-        if token.cancelled:
-            raise ReadCancelled(path=self.path)
-        if first is not None:
-            raise first
-
-    def _take(self, coords, slot, targets, token, on_chunk, caching) -> BaseException | None:
-        """Place a chunk another read was decoding; do it here if that read gave up."""
-        value = slot.wait()
-        if value is _CANCELLED and not token.cancelled:
-            data = self._locate([coords])[coords]
-            value = (
-                data
-                if data is _MISSING or isinstance(data, ZarrfsError)
-                else self._guarded_decode(data, coords, caching=False)
-            )
-        if isinstance(value, BaseException):
-            if isinstance(value, ZarrfsError):
-                self._failed(coords, value, targets, on_chunk)
-            return value
-        if value is _MISSING:
-            self._place_fill(coords, targets, on_chunk)
-        elif value is not _CANCELLED:
-            self._place(value, targets, on_chunk)
-        return None
-
-    def _guarded_decode(self, data, coords, caching, dest=None):
+        error: BaseException | None = None
         try:
-            return self._decode(data, coords, caching, dest)
-        except ZarrfsError as exc:
-            return exc
+            for i, chunk in hits.items():
+                self._place(chunk, read.by_chunk[todo[i]], read.on_chunk)
+            if mine:
+                read.token.check(self.path)
+                self._dispatch(read, mine, priority, futures)
+        except BaseException as exc:
+            error = None if isinstance(exc, ReadCancelled) else exc
+            read.fail(exc)
+            raise
+        finally:  # every chunk claimed here is settled, whatever happened
+            self._wait(read, futures)
+            for coords in mine:
+                if coords in read.owned:
+                    read.incomplete |= error is None
+                    self._settle(read, coords, failed(error) if error else ABANDONED)
+        again = []
+        for i, entry in waited:
+            result = entry.wait(lambda: read.token.cancelled)
+            if result is ABANDONED or isinstance(result.error, ReadCancelled):
+                again.append(todo[i])
+            else:
+                self._finish(read, todo[i], result)
+        return again
 
+    def _dispatch(self, read: Read, mine: list, priority: int, futures: list) -> None:
+        """Fetch and decode the chunks this read owns: tasks in the decode pool (a small
+        read from a sync store on the calling thread); their futures go into ``futures``."""
+        task = functools.partial(self._task, read)
+        if self.store.is_async:
+            size = _task_size(len(mine), self._chunk_nbytes)
+            for arrived in self.fetcher.arrivals(mine, lambda: read.token.cancelled):
+                for part in _batches(arrived, size):
+                    futures.append(scheduler.run_decode(task(dict(part)), priority))
+        elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
+            futures.append(scheduler.run_here(task(mine)))
+        else:
+            for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes)):
+                futures.append(scheduler.run_decode(task(batch), priority))
+
+    def _task(self, read: Read, chunks: list | dict) -> Callable[[], None]:
+        """One task: the chunks' bytes (fetched here from a sync store, or already arrived:
+        a dict), each decoded, placed and settled. An exception settles the task's chunks
+        still open as failed, and goes to the read."""
+
+        def run() -> None:
+            batch = list(chunks)
+            try:
+                if read.token.cancelled:
+                    return
+                raw = chunks if isinstance(chunks, dict) else self.fetcher.locate(batch)
+                t0, decoded = time.perf_counter(), 0
+                for coords in batch:
+                    if read.token.cancelled:
+                        break
+                    decoded += self._do(read, coords, raw[coords])
+                stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
+            except BaseException as exc:
+                read.fail(exc)
+                for coords in batch:
+                    self._settle(read, coords, failed(exc))
+                raise
+
+        return run
+
+    def _do(self, read: Read, coords, data) -> int:
+        """Decode, place and settle one owned chunk from its fetched bytes; 1 if decoded."""
+        if data is None:
+            self._finish(read, coords, MISSING, settle=True)
+            return 0
+        if isinstance(data, ZarrfsError):
+            self._finish(read, coords, failed(data), settle=True)
+            return 0
+        targets = read.by_chunk[coords]
+        keep = read.keeps(coords)
+        # straight into the output only when not kept (the output is the caller's)
+        dest = (
+            self._direct_target(targets) if self._decoded_dtype is not None and not keep else None
+        )
+        try:
+            chunk = self._decode(data, coords, keep, dest)
+        except ZarrfsError as exc:
+            self._finish(read, coords, failed(exc), settle=True)
+            return 0
+        if dest is None:
+            self._place(chunk, targets, read.on_chunk)
+        else:  # already in place
+            self._placed(targets, read.on_chunk)
+        self._settle(read, coords, loaded(chunk), keep=keep)
+        return 1
+
+    def _finish(self, read: Read, coords, result: ChunkResult, settle: bool = False) -> None:
+        """Place a result that is not a decoded chunk of ours: a waited-for chunk, a missing
+        one, a failure (reported, and the read's first failure); settle it when ours."""
+        targets = read.by_chunk[coords]
+        if settle:
+            self._settle(read, coords, result)
+        if result.status == "loaded":
+            self._place(result.chunk, targets, read.on_chunk)
+        elif result.status == "missing":
+            self._place_fill(coords, targets, read.on_chunk)
+        elif result.status == "failed":
+            error = result.error if settle else result.own_error()
+            read.fail(error)
+            self._failed(coords, error, targets, read.on_chunk)
+
+    def _settle(self, read: Read, coords, result: ChunkResult, keep: bool = False) -> None:
+        entry = read.owned.pop(coords, None)
+        if entry is not None:
+            cache.chunks.settle(self._cache_key(coords), entry, result, keep=keep)
+
+    def _wait(self, read: Read, futures: list[concurrent.futures.Future]) -> None:
+        """Wait for every task (each ends: fetches are bounded by the store's timeouts); the
+        first failure goes to the read."""
+        concurrent.futures.wait(futures)  # one wake-up at the end, not one per task
+        for f in futures:
+            try:
+                f.result()
+            except concurrent.futures.CancelledError:
+                read.fail(ReadCancelled(path=self.path, node_path=self.path))
+            except BaseException as exc:  # noqa: BLE001 - raised by execute()
+                read.fail(exc)
+
+    # -------------------------------------------------------- decode, place
     def _direct_target(self, targets) -> np.ndarray | None:
         """The output memory (flat bytes) a chunk can be decoded into directly: one target
         reading the whole chunk, inside the array, into a C-contiguous region of the same
@@ -220,102 +381,14 @@ class ArrayReader:
             dtype = dtype.newbyteorder("<" if endian == "little" else ">")
         return dtype
 
-    def _placed(self, targets, on_chunk) -> None:
-        if on_chunk:
-            for req, _ in targets:
-                on_chunk(ChunkEvent(req.chunk_coords, "loaded", req.out_selection))
-
-    def _wait(self, futures: list[concurrent.futures.Future]) -> BaseException | None:
-        """Wait for every task; the first failure, if any."""
-        first: BaseException | None = None
-        concurrent.futures.wait(futures)  # one wake-up at the end, not one per task
-        for f in futures:
-            try:
-                f.result()
-            except concurrent.futures.CancelledError:
-                first = first or ReadCancelled(path=self.path)
-            except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
-                first = first or exc
-        return first
-
-    def _job(self, batch, located, *, by_chunk, token, on_chunk, caching, keep_whole):
-        """One task: fetch (sync stores) and decode a batch of chunks, placing each and handing
-        each result to reads waiting for the same chunk."""
-
-        def run():
-            done: set = set()
-            try:
-                return self._run_batch(
-                    batch, located, by_chunk, token, on_chunk, caching, keep_whole, done
-                )
-            finally:
-                for coords in batch:  # cancelled or failed before its turn
-                    if coords not in done:
-                        scheduler.inflight.publish(self._cache_key(coords), _CANCELLED)
-
-        return run
-
-    def _run_batch(
-        self, batch, located, by_chunk, token, on_chunk, caching, keep_whole, done
-    ) -> None:
-        if token.cancelled:
-            return
-        raw = located if located is not None else self._locate(batch)  # errors per chunk
-        first: BaseException | None = None
-        t0, decoded = time.perf_counter(), 0
-        key, publish = self._cache_key, scheduler.inflight.publish
-        direct = self._decoded_dtype is not None
-        for coords in batch:
-            if token.cancelled:
-                break
-            targets, data, share = by_chunk[coords], raw[coords], _share
-            if isinstance(data, ZarrfsError):  # this chunk could not be fetched: only this one
-                self._failed(coords, data, targets, on_chunk)
-                first, value = first or data, data
-            elif data is _MISSING:
-                self._place_fill(coords, targets, on_chunk)
-                value = _MISSING
-            else:
-                keep = caching and (keep_whole or not all(r.whole_chunk for r, _ in targets))
-                # straight into the output only when not kept (the output is the caller's)
-                dest = self._direct_target(targets) if direct and not keep else None
-                try:
-                    value = self._decode(data, coords, keep, dest)
-                except ZarrfsError as exc:
-                    self._failed(coords, exc, targets, on_chunk)
-                    first, value = first or exc, exc
-                else:
-                    decoded += 1
-                    if dest is not None:  # already in place; the output is the caller's
-                        self._placed(targets, on_chunk)
-                        share = np.copy
-                    else:
-                        if keep:
-                            cache.chunks.put(key(coords), value)
-                        self._place(value, targets, on_chunk)
-            publish(key(coords), value, share)
-            done.add(coords)
-        stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
-        if first is not None:
-            raise first
-
-    def _failed(self, coords, exc: ZarrfsError, targets, on_chunk) -> None:
-        key = self.chunk_key(coords)
-        if exc.key is None:
-            exc.key = key
-        if exc.path is None:
-            exc.path = self.store.full_path(self.path) if self.path else self.store.url
-        stats.add(chunk_errors=1)
-        log.warning("chunk %s of %s: %s", key, self.path or "/", exc.message)
-        if on_chunk:
-            for req, _ in targets:
-                on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
-
-    def _decode(self, raw: bytes, coords, caching: bool, dest=None) -> np.ndarray:
+    def _decode(self, raw: bytes, coords, keep: bool, dest=None) -> np.ndarray:
+        """One chunk decoded: into ``dest`` (output memory), a new array (kept), or this
+        thread's scratch buffer (placed, then reused). A decode error is raised as a new
+        error naming the chunk, from the codec's."""
         chain = self.chain
         try:
             dtype = self._decoded_dtype
-            if dtype is not None and dest is None and not caching:  # the common, hot case
+            if dtype is not None and dest is None and not keep:  # the common, hot case
                 flat, chunk = _scratch(self._chunk_nbytes, dtype, self.chunk_shape)
                 chain.decode_bytes_into(raw, flat)
                 return chunk
@@ -324,16 +397,21 @@ class ArrayReader:
                     dest
                     if dest is not None
                     else np.empty(self._chunk_nbytes, np.uint8)
-                    if caching
+                    if keep
                     else _scratch(self._chunk_nbytes, np.uint8, (-1,))[0]
                 )
                 return chain.decode_into(raw, self.spec, buf)
             return chain.decode(raw, self.spec)
         except ChunkDecodeError as exc:
-            where = url_below(self.store.url, self.path)
-            exc.message = f"chunk {self.chunk_key(coords)!r} of {where}: {exc.message}"
-            exc.args = (exc.message,)
-            raise
+            key = self.chunk_key(coords)
+            where = self.fetcher.url
+            message = f"chunk {key!r} of {where}: {exc.message}"
+            raise self.fetcher.context_error(exc, key, message) from exc
+
+    def _placed(self, targets, on_chunk) -> None:
+        if on_chunk:
+            for req, _ in targets:
+                on_chunk(ChunkEvent(req.chunk_coords, "loaded", req.out_selection))
 
     def _place(self, chunk, targets, on_chunk) -> None:
         for req, out in targets:
@@ -347,183 +425,13 @@ class ArrayReader:
             if on_chunk:
                 on_chunk(ChunkEvent(coords, "missing", req.out_selection))
 
-    # ------------------------------------------------------------- fetching
-    def _dispatch_arrivals(self, mine, job, priority, futures, token) -> None:
-        """Async stores: every chunk's bytes requested at once, and each burst of arrivals
-        handed to the decode pool as it lands (decoding overlaps the transfer, and a viewer
-        sees each chunk as soon as it is there). Tasks go into ``futures`` as they start."""
-        size = _task_size(len(mine), self._chunk_nbytes)
-        started: set = set()
-        try:
-            for arrived in self._arrivals(mine, token):
-                for part in map(dict, _batches(arrived, size)):
-                    futures.append(scheduler.run_decode(job(list(part), part), priority))
-                    started.update(part)
-        except BaseException as exc:
-            self._wait(futures)  # the output is the caller's again once we raise
-            for c in mine:
-                if c not in started:
-                    scheduler.inflight.publish(self._cache_key(c), exc)
-            raise
-        for c in mine:  # cancelled before their bytes came
-            if c not in started:
-                scheduler.inflight.publish(self._cache_key(c), _CANCELLED)
-
-    def _locate(self, coords_list) -> dict:
-        """Bytes of every chunk, _MISSING, or the StoreError/ChunkDecodeError of that chunk
-        alone, once all have arrived."""
-        out: dict = {}
-        for arrived in self._arrivals(coords_list):
-            out.update(arrived)
-        return out
-
-    def _arrivals(
-        self, coords_list, token: scheduler.CancelToken | None = None
-    ) -> Iterator[list[tuple[tuple[int, ...], object]]]:
-        """``(coords, bytes | _MISSING | error of that chunk alone)`` of every chunk, in
-        bursts as they arrive, fetched in as few waves as the layout allows: one for plain
-        chunks; for shards one when every inner chunk of a shard is wanted (the whole shard is
-        read), else the indexes first, then the inner chunks (coalesced). Stops early, without
-        the rest, once ``token`` is cancelled."""
-        stop = (lambda: token.cancelled) if token is not None else None
-        ready, wanted, whole = self._sources(coords_list, stop)
-        if stop is not None and stop():  # while shard indexes were on the way
-            return
-        if ready:
-            yield list(ready.items())
-        requests = [r for _, r in wanted]
-        merged, mapping = coalesce(requests)
-        parts: dict[int, list[int]] = defaultdict(list)  # merged request -> its requests
-        for i, (j, _) in enumerate(mapping):
-            parts[j].append(i)
-        shards, first_shard = list(whole.items()), len(merged)
-        merged.extend(ByteRequest(key) for key, _ in shards)
-        for arrived in self.store.stream(merged, stop):
-            out = []
-            for j, answer in arrived:
-                if j >= first_shard:
-                    key, coords = shards[j - first_shard]
-                    out.extend(self._shard_chunks(key, coords, answer))
-                    continue
-                for i in parts[j]:
-                    (c, r), (_, offset) = wanted[i], mapping[i]
-                    out.append((c, self._cut(c, r, answer, offset)))
-            yield out
-
-    def _cut(self, coords, req: ByteRequest, answer, offset: int):
-        """One chunk's bytes out of the answer to its (merged) request."""
-        if isinstance(answer, ZarrfsError):
-            return answer
-        if req.start is None:  # a whole chunk object
-            return _MISSING if answer is None else answer
-        data = None if answer is None else answer[offset : offset + (req.end - req.start)]
-        if data is None or len(data) != req.end - req.start:
-            return ChunkDecodeError(
-                f"shard {req.key!r} is truncated: inner chunk {coords} wants bytes "
-                f"{req.start}-{req.end}, got {0 if data is None else len(data)}",
-                path=self.store.url,
-                key=req.key,
-                codec="sharding_indexed",
-            )
-        return data
-
-    def _sources(
-        self, coords_list, stop=None
-    ) -> tuple[dict, list[tuple[tuple[int, ...], ByteRequest]], dict[str, list]]:
-        """What is known of each chunk before its own bytes are fetched (a missing inner
-        chunk, an unreadable index); the request for each other chunk (its object, or its
-        byte range in its shard); and the shards to read whole, with their chunks."""
-        if not self.sharding:
-            return {}, [(c, ByteRequest(self.chunk_key(c))) for c in coords_list], {}
-        by_shard: dict[str, list] = defaultdict(list)
-        for c in coords_list:
-            by_shard[self.chunk_key(c)].append(c)
-        indexes, whole = self._shard_indexes(by_shard, stop)
-        out: dict = {}
-        wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
-        for key, index in indexes.items():
-            for c in by_shard[key]:
-                where = self._inner(c, index)
-                if isinstance(where, tuple):
-                    wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
-                else:
-                    out[c] = where
-        return out, wanted, whole
-
-    def _inner(self, coords, index, shard_size: int | None = None):
-        """Where an inner chunk lies in its shard, ``(offset, length)``; or _MISSING, or the
-        error that makes it unreadable."""
-        if isinstance(index, ZarrfsError):
-            return index
-        if index is None:
-            return _MISSING
-        inner = tuple(i % n for i, n in zip(coords, self._cps, strict=True))
-        try:
-            where = self.sharding.locate(index, inner, shard_size)
-        except ChunkDecodeError as exc:
-            return exc
-        return _MISSING if where is None else where
-
-    def _shard_chunks(self, key: str, coords: list, shard) -> list[tuple[tuple[int, ...], object]]:
-        """The chunks of a shard read whole, cut out of it (its index is cached on the way)."""
-        if isinstance(shard, ZarrfsError):
-            return [(c, shard) for c in coords]
-        raw = shard
-        if shard is not None:
-            size = self.sharding.index_size(self.meta.chunk_shape)
-            raw = shard[:size] if self.sharding.index_location == "start" else shard[-size:]
-        index = self._index(key, raw)
-        out = []
-        for c in coords:
-            where = self._inner(c, index, None if shard is None else len(shard))
-            out.append(
-                (c, shard[where[0] : where[0] + where[1]] if isinstance(where, tuple) else where)
-            )
-        return out
-
-    def _index(self, key: str, raw: bytes | None):
-        """A shard's decoded index (None: the shard is absent), cached; or its error."""
-        try:
-            index = None if raw is None else self.sharding.decode_index(raw, self.meta.chunk_shape)
-        except ChunkDecodeError as exc:
-            exc.key, exc.path = key, self.store.url
-            exc.message = f"shard index of {key!r}: {exc.message}"
-            exc.args = (exc.message,)
-            return exc
-        cache.shard_indexes.put((*self._identity, key), index)
-        return index
-
-    def _inner_count(self, key_coords: tuple[int, ...]) -> int:
-        """How many inner chunks of the shard with these coords lie inside the array."""
-        cps = self._cps
-        grid = grid_shape(self.meta.shape, self.chunk_shape)
-        return math.prod(
-            min((k + 1) * n, g) - k * n for k, n, g in zip(key_coords, cps, grid, strict=True)
-        )
-
-    def _shard_indexes(self, by_shard: dict[str, list], stop=None) -> tuple[dict, dict[str, list]]:
-        """Every shard's index (or its error), fetched in one wave where not cached; except
-        the shards worth reading whole (async stores, every inner chunk wanted): those come
-        back in the second dict, with their chunks, for the caller to fetch. Once ``stop()``,
-        indexes still on the way are errors (ReadCancelled), never taken for absent shards."""
-        cps = self._cps
-        found: dict = {}
-        whole: dict[str, list] = {}
-        requests: list[tuple[str, ByteRequest]] = []
-        for key, coords in by_shard.items():
-            known, index = cache.shard_indexes.lookup((*self._identity, key))
-            if known:
-                found[key] = index
-                continue
-            shard_coords = tuple(i // n for i, n in zip(coords[0], cps, strict=True))
-            if self.store.is_async and len(coords) == self._inner_count(shard_coords):
-                whole[key] = coords
-            else:
-                requests.append((key, self.sharding.index_request(key, self.meta.chunk_shape)))
-        fetched = self.store.fetch_each([r for _, r in requests], stop)
-        for (key, _), data in zip(requests, fetched, strict=True):
-            found[key] = data if isinstance(data, ZarrfsError) else self._index(key, data)
-        return found, whole
+    def _failed(self, coords, exc: BaseException, targets, on_chunk) -> None:
+        stats.add(chunk_errors=1)
+        message = exc.message if isinstance(exc, ZarrfsError) else repr(exc)
+        log.warning("chunk %s of %s: %s", self.chunk_key(coords), self.path or "/", message)
+        if on_chunk:
+            for req, _ in targets:
+                on_chunk(ChunkEvent(coords, "failed", req.out_selection, exc))
 
 
 #: a read from a sync store decoding at most this much does it on the calling thread: waking
@@ -562,20 +470,3 @@ def _scratch(nbytes: int, dtype: np.dtype, shape: tuple[int, ...]) -> tuple[np.n
     flat = buf[:nbytes]
     _local.key, _local.views = key, (flat, flat.view(dtype).reshape(shape))
     return _local.views
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing chunk>"
-
-
-_MISSING = _Missing()
-_CANCELLED = _Missing()  # the owner of an in-flight chunk gave up: a waiter does it itself
-
-
-def _share(value):
-    """Chunks decoded into a thread's scratch buffer are copied before another read gets them."""
-    buf = getattr(_local, "buf", None)
-    if isinstance(value, np.ndarray) and buf is not None and np.may_share_memory(value, buf):
-        return value.copy()
-    return value

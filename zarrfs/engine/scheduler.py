@@ -1,10 +1,15 @@
 """The one place for concurrency (STYLE 4): two lazily created, fork-safe priority pools.
 
-* ``decode`` work runs on one thread per CPU (numcodecs releases the GIL while it
-  decompresses), each kept on its own CPU, lowest priority number first, FIFO within a
-  priority.
+* ``decode`` work runs on one thread per CPU the process may use (numcodecs releases the GIL
+  while it decompresses), lowest priority number first, FIFO within a priority.
 * ``io`` work (a whole background read: planning, waiting on fsspec's event loop) runs on a
   separate, larger pool so that waiting on the network never starves decoding.
+
+Sizes are configuration: :func:`set_threads` or ``ZARRFS_DECODE_THREADS`` /
+``ZARRFS_IO_THREADS``; by default the decode pool has one worker per CPU the process may use:
+its affinity mask, capped by its cgroup's CPU quota (a container limited to 2 CPUs on a 64-CPU
+host gets 2). Workers are kept on a CPU each only when the program asks (``pin=True``, as the
+mount's daemon does): a library does not pin its user's threads.
 
 A :class:`ReadFuture` is what :meth:`Array.submit` returns: cancellable, with ``out`` filled in
 place as chunks land. After ``fork()`` the child starts with fresh, empty pools (the mount
@@ -15,13 +20,18 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
+import math
 import os
 import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 
 from .errors import ReadCancelled
+
+log = logging.getLogger(__name__)
 
 PRIORITY_VISIBLE = 0
 PRIORITY_PREFETCH = 10
@@ -38,6 +48,7 @@ class PriorityPool:
         self._cond = threading.Condition()
         self._seq = itertools.count()
         self._threads: list[threading.Thread] = []
+        self._closed = False
 
     def submit(self, fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
         fut: Future = Future()
@@ -47,6 +58,12 @@ class PriorityPool:
             heapq.heappush(self._heap, (priority, next(self._seq), fn, fut))
             self._cond.notify()
         return fut
+
+    def close(self) -> None:
+        """Let the workers end once the work already queued is done."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
 
     def _start(self) -> None:
         cpus = _cpus() if self._pinned else []
@@ -64,6 +81,8 @@ class PriorityPool:
         while True:
             with self._cond:
                 while not self._heap:
+                    if self._closed:
+                        return
                     self._cond.wait()
                 _, _, fn, fut = heapq.heappop(self._heap)
             if not fut.set_running_or_notify_cancel():
@@ -74,23 +93,79 @@ class PriorityPool:
                 fut.set_exception(exc)
 
 
+@dataclass(frozen=True)
+class Threads:
+    """The pools' settings: workers per pool (None: sized from the CPUs), pinning."""
+
+    decode: int | None = None
+    io: int | None = None
+    pin: bool = False
+
+
+def _env_threads() -> Threads:
+    def number(name: str) -> int | None:
+        text = os.environ.get(name)
+        if not text:
+            return None
+        try:
+            value = int(text)
+            if value < 1:
+                raise ValueError("not a positive number")
+        except ValueError as exc:
+            log.warning("%s=%r: %s; sized from the CPUs instead", name, text, exc)
+            return None
+        return value
+
+    return Threads(number("ZARRFS_DECODE_THREADS"), number("ZARRFS_IO_THREADS"))
+
+
 _lock = threading.Lock()
 _pools: dict[str, PriorityPool] = {}
+_threads = _env_threads()
+
+
+def set_threads(
+    decode: int | None = None, io: int | None = None, *, pin: bool | None = None
+) -> None:
+    """Set the decode and I/O pool sizes (None keeps the current setting; the environment's
+    ``ZARRFS_DECODE_THREADS``/``ZARRFS_IO_THREADS`` or the CPU count by default) and whether
+    decode workers are kept on a CPU each. Pools already running finish their queued work
+    with their old workers; new work goes to new pools."""
+    global _threads
+    for name, value in (("decode", decode), ("io", io)):
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} threads must be a positive integer, not {value!r}")
+    with _lock:
+        _threads = Threads(
+            decode or _threads.decode,
+            io or _threads.io,
+            _threads.pin if pin is None else pin,
+        )
+        old = list(_pools.values())
+        _pools.clear()
+    for pool in old:
+        pool.close()
 
 
 def _pool(name: str) -> PriorityPool:
     with _lock:
         pool = _pools.get(name)
         if pool is None:
-            cpus = decode_workers()
-            workers = cpus if name == "decode" else max(8, 2 * cpus)
-            pool = _pools[name] = PriorityPool(workers, name, pinned=name == "decode")
+            if name == "decode":
+                pool = PriorityPool(decode_workers(), name, pinned=_threads.pin)
+            else:
+                pool = PriorityPool(_threads.io or max(8, 2 * decode_workers()), name)
+            _pools[name] = pool
         return pool
 
 
 def decode_workers() -> int:
-    """One decode worker per CPU this process may run on."""
-    return len(_cpus()) or os.cpu_count() or 2
+    """Decode workers: as set, else one per CPU this process may use (affinity and quota)."""
+    if _threads.decode:
+        return _threads.decode
+    cpus = len(_cpus()) or os.cpu_count() or 2
+    quota = _cpu_quota()
+    return max(1, min(cpus, quota)) if quota else cpus
 
 
 _cpu_list: list[int] | None = None
@@ -108,12 +183,34 @@ def _cpus() -> list[int]:
     return _cpu_list
 
 
+#: where a cgroup states a CPU quota: v2 ("max 100000" or "200000 100000"), v1 (two files)
+_CGROUP_V2 = "/sys/fs/cgroup/cpu.max"
+_CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+
+
+def _cpu_quota() -> int | None:
+    """CPUs the process's cgroup lets it use, rounded up; None where there is no quota."""
+    try:
+        with open(_CGROUP_V2) as f:
+            quota, period = f.read().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota, period = (open(p).read().strip() for p in _CGROUP_V1)
+        except (OSError, ValueError):
+            return None
+    if quota in ("max", "-1"):
+        return None
+    try:
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def _pin(cpu: int) -> None:
-    """Keep the calling thread on one CPU. Decode workers each get their own: left to the
-    kernel, a burst of reads after an idle spell often ran every worker on the CPU of the
+    """Keep the calling thread on one CPU (only when the program asked: ``pin=True``). Left to
+    the kernel, a burst of reads after an idle spell often ran every worker on the CPU of the
     thread that woke them, one after the other (in a VM: a plane of 16 chunks of 512 KiB in
-    9 ms on one core instead of 5.2 on two), and the kernel did not spread them out within
-    the few milliseconds a read lasts."""
+    9 ms on one core instead of 5.2 on two)."""
     try:
         os.sched_setaffinity(0, {cpu})
     except (AttributeError, OSError):  # not Linux, or a CPU taken away since: stay unpinned
@@ -158,11 +255,10 @@ def cancel_all() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, inflight, _cpu_list, _tokens, _tokens_lock, _all_cancelled
+    global _lock, _cpu_list, _tokens, _tokens_lock, _all_cancelled
     _lock = threading.Lock()
     _cpu_list = None
     _pools.clear()
-    inflight = InFlight()
     _tokens, _tokens_lock, _all_cancelled = weakref.WeakSet(), threading.Lock(), False
 
 
@@ -228,56 +324,3 @@ class ReadFuture:
 
     def add_done_callback(self, fn: Callable[[ReadFuture], object]) -> None:
         self._inner.add_done_callback(lambda _f: fn(self))
-
-
-class Slot:
-    """The pending result of one chunk that some read is fetching and decoding right now.
-    The event exists only once a second read waits (most chunks never have a waiter)."""
-
-    __slots__ = ("event", "value")
-
-    def __init__(self) -> None:
-        self.event: threading.Event | None = None
-        self.value: object = None
-
-    def wait(self) -> object:
-        self.event.wait()  # type: ignore[union-attr] - set by claim() for every waiter
-        return self.value
-
-
-class InFlight:
-    """Chunks being fetched or decoded, so that concurrent reads of one chunk (a reader and its
-    prefetch, two viewers of one plane) fetch and decode it once; the others wait for it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._slots: dict[object, Slot] = {}
-
-    def claim(self, keys: list) -> tuple[list[int], list[tuple[int, Slot]]]:
-        """Indices of the keys this caller now owns, and slots of those others are doing."""
-        owned, waited = [], []
-        with self._lock:
-            slots = self._slots
-            for i, key in enumerate(keys):
-                slot = slots.get(key)
-                if slot is None:
-                    slots[key] = Slot()
-                    owned.append(i)
-                else:
-                    if slot.event is None:
-                        slot.event = threading.Event()
-                    waited.append((i, slot))
-        return owned, waited
-
-    def publish(self, key, value, share: Callable[[object], object] = lambda v: v) -> None:
-        """Hand an owned key's result (a chunk, a marker or an exception) to its waiters.
-        ``share`` makes a value safe to hand over (a copy of a reusable buffer)."""
-        with self._lock:
-            slot = self._slots.pop(key, None)
-        if slot is None or slot.event is None:
-            return
-        slot.value = share(value)
-        slot.event.set()
-
-
-inflight = InFlight()

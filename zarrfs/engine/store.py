@@ -285,13 +285,20 @@ class Store:
         cancelled and the stream ends (their results never come)."""
         if not requests:
             return
-        if time.monotonic() < self._down_until:
-            err = StoreError(
-                f"{self.url} is unreachable ({self._down_reason}); not retrying for a few seconds",
-                path=self.url,
-                key=requests[0].key,
-            )
-            yield [(i, err) for i in range(len(requests))]
+        if time.monotonic() < self._down_until:  # one error per request, naming its key
+            yield [
+                (
+                    i,
+                    StoreError(
+                        f"{self.url} is unreachable ({self._down_reason}); not retrying for a "
+                        f"few seconds",
+                        path=self.url,
+                        key=r.key,
+                        store_url=self.url,
+                    ),
+                )
+                for i, r in enumerate(requests)
+            ]
             return
         arrivals = (
             self._arrive_async(requests, stop)

@@ -251,6 +251,9 @@ def serve(
         try:
             if options.cache_size is not None:
                 engine.set_cache_size(options.cache_size)
+            # a decode worker per CPU, kept there: woken after an idle spell, unpinned workers
+            # often ran one after the other on the CPU of the thread that woke them
+            engine.set_threads(pin=True)
             open_root = _root_opener(url, options, storage_options)
             first = open_root()
         except Exception as error:  # noqa: BLE001 - any failure to open is reported, not raised
