@@ -29,9 +29,11 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 stamp="$venv/.zarrfs-installed"
-if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] \
+        || [ "$repo/packaging/constraints.txt" -nt "$stamp" ]; then
     echo "setup: installing zarrfs[dev] into $venv (a few minutes the first time)" >&2
     "$venv/bin/python" -m pip install -q --upgrade pip
-    "$venv/bin/python" -m pip install -q -e "$repo[dev]"
+    # constraints.txt: the versions the suite last passed with (a fast, repeatable resolve)
+    "$venv/bin/python" -m pip install -q -c "$repo/packaging/constraints.txt" -e "$repo[dev]"
     touch "$stamp"
 fi
