@@ -40,3 +40,16 @@ def test_info_of_an_array_by_its_own_url(tmp_path):
         "first": "2000-01-01",
         "last": "2000-03-10",
     }
+
+
+def test_dimension_names_alone_are_no_cf_view(tmp_path):
+    """An array with dimension names but neither CF attributes nor coordinate variables (the
+    demo's phantom volume: z, y, x) shows them once, in "dimensions", with no CF block."""
+    from pathlib import Path
+
+    demo = (
+        Path(__file__).resolve().parent.parent / "resources" / "demo.zarr" / "volumes" / "phantom"
+    )
+    out = _info(str(demo))
+    assert "dimensions     z, y, x" in out
+    assert "CF" not in out

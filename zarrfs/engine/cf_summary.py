@@ -17,19 +17,16 @@ log = logging.getLogger(__name__)
 
 def cf_summary(array, group=None) -> dict | None:
     """The CF part of ``summary(array)``; None for an array that says nothing CF or xarray
-    understand (no dimension names, no CF attributes)."""
+    understand (no CF attributes, and no coordinate variable for any of its dimensions:
+    dimension names alone are in the summary already)."""
     var = cf.variable(array)
-    if not (
-        array.dimension_names
-        or var.encoded
-        or var.units
-        or var.long_name
-        or var.standard_name
-        or var.problems
-    ):
+    attributes = var.encoded or var.units or var.long_name or var.standard_name or var.problems
+    if not (attributes or array.dimension_names):
         return None
     group = group if group is not None else array.parent
     coords = cf.coordinate_arrays(group, var.dimensions)
+    if not attributes and not any(coords.get(name) is not None for name in var.dimensions):
+        return None
     out: dict = {
         "long_name": var.long_name,
         "standard_name": var.standard_name,
