@@ -125,6 +125,15 @@ def deep_json(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
+def rss(pid: int) -> int:
+    """Resident memory of process ``pid`` (a mount's daemon), in bytes."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
 _PRELUDE = """
 import os, resource, sys, time
 def vm():

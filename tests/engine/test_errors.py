@@ -254,18 +254,6 @@ def test_broken_child_does_not_hide_its_siblings(zarr_writer):
     assert err.match("malformed JSON") and g["bad"].kind == "broken"
 
 
-V3 = {
-    "zarr_format": 3,
-    "node_type": "array",
-    "shape": [4],
-    "data_type": "int32",
-    "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
-    "chunk_key_encoding": {"name": "default"},
-    "fill_value": 0,
-    "codecs": [{"name": "bytes"}],
-}
-
-
 @pytest.mark.parametrize(
     ("change", "words"),
     [

@@ -14,19 +14,11 @@ import numpy as np
 import pytest
 
 from tests.fuse.conftest import needs_fuse
-from tests.hostile import write_huge_shapes
+from tests.hostile import rss, write_huge_shapes
 
 pytestmark = [needs_fuse, pytest.mark.fuse]
 
 RSS_BOUND = 400 << 20
-
-
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 @pytest.fixture

@@ -23,20 +23,12 @@ import zarr
 import zarr.codecs as zc
 
 from tests.fuse.conftest import needs_fuse
-from tests.hostile import write_bomb_store
+from tests.hostile import rss, write_bomb_store
 
 pytestmark = [needs_fuse, pytest.mark.fuse]
 
 SOAK_SECONDS = float(os.environ.get("ZARRFS_SOAK_SECONDS", "3"))
 MiB = 1 << 20
-
-
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
 
 
 def settled_rss(pid: int, seconds: float = 4.0) -> int:
