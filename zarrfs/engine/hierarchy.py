@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from . import limits, scheduler
+from .declarers import DECLARERS, Declarer
 from .errors import (
     AccessDeniedError,
     MetadataError,
@@ -44,7 +45,6 @@ from .metadata import (
 )
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .names import is_usable, usable, usable_paths
-from .ome import declared_paths
 from .planner import chunks_in, normalize_selection, out_shape
 from .reader import ArrayReader, ChunkEvent, Target
 from .sizes import human_size
@@ -52,6 +52,7 @@ from .store import ByteRequest, Store, url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
+_DECLARE_ROUNDS = 3  # round trips, at most, for the children declarers name
 log = logging.getLogger(__name__)
 _READERS = threading.Lock()  # building an array's reader
 
@@ -63,8 +64,14 @@ def _join(*parts: str) -> str:
 class Hierarchy:
     """A store plus what is known about its nodes (the metadata cache of one open store)."""
 
-    def __init__(self, store: Store, consolidated: bool | None):
+    def __init__(
+        self,
+        store: Store,
+        consolidated: bool | None,
+        declarers: tuple[Declarer, ...] = DECLARERS,
+    ):
         self.store = store
+        self.declarers = declarers
         self.use_consolidated = consolidated
         self.nodes: dict[str, Metadata | None] = {}
         self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
@@ -202,38 +209,29 @@ class Hierarchy:
             level = below
         return None
 
-    def _declared_children(self, path: str) -> list[str]:
-        """Names of the children of ``path`` that the OME-Zarr metadata of the node or of its
-        ancestors known here declares (a plate names ``A/1``: row ``A`` and its well ``1``)."""
-        self.metadata(path)
-        names: set[str] = set()
-        parts = path.split("/") if path else []
-        with self._lock:
-            for depth in range(len(parts) + 1):
-                meta = self.nodes.get("/".join(parts[:depth]))
-                for declared in declared_paths(meta.attributes) if meta is not None else []:
-                    below = declared.split("/")
-                    if (
-                        below[: len(parts) - depth] == parts[depth:]
-                        and len(below) > len(parts) - depth
-                    ):
-                        names.add(below[len(parts) - depth])
+    def _declared(self, path: str) -> list[str]:
+        """Names of the children of ``path`` that the declarers name, their documents fetched
+        (one round trip a round); asked again until they name no new child (a child's own
+        metadata may name siblings), at most ``_DECLARE_ROUNDS`` times."""
+        names: list[str] = []
+        for _ in range(_DECLARE_ROUNDS):
+            new = [n for n in self._declarations(path) if n not in names]
+            if not new:
+                break
+            names += new
+            self.prefetch([_join(path, n) for n in new])
         return sorted(names)
 
-    def _series(self, path: str, declared: list[str]) -> list[str]:
-        """The further series of a bioformats2raw layout that cannot be listed: its ``OME``
-        group names them all (``series``), fetched in one more round trip."""
+    def _declarations(self, path: str) -> set[str]:
+        """What every declarer names below ``path``, from the metadata known here."""
+        self.metadata(path)
+
+        def attributes(node_path: str) -> dict | None:
+            meta = self.nodes.get(node_path)
+            return None if meta is None else meta.attributes
+
         with self._lock:
-            ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
-        series = ome.attributes.get("series") if ome is not None else None
-        more = sorted(
-            {s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
-            if isinstance(series, list)
-            else ()
-        )
-        more = [s for s in more if "/" not in s and s not in (".", "..")]
-        self.prefetch([_join(path, s) for s in more])
-        return more
+            return {n for declare in self.declarers for n in declare(path, attributes)}
 
     def children(self, path: str, zarr_format: int) -> list[str]:
         """Sorted names of the nodes directly below ``path``, those that can be a file name."""
@@ -255,16 +253,14 @@ class Hierarchy:
             dirs, refused = [], exc
         # a store that lists is believed; else perhaps one that cannot list (a web server
         # without directory pages, S3 over HTTPS or without ListBucket): the children the
-        # group's metadata names, where their documents are there (fetched with the rest, in
-        # the same round trip)
-        declared = [] if dirs else self._declared_children(path)
+        # metadata known here declares (engine/declarers.py), where their documents are there
+        declared = [] if dirs else self._declared(path)
         if refused is not None and not declared:
-            # OME-Zarr metadata that names this node names its children too (none, here)
+            # a node its parent's metadata declares is one whose listing may be refused
             parent, _, name = path.rpartition("/")
-            if not (path and name in self._declared_children(parent)):
+            if not (path and name in self._declarations(parent)):
                 raise refused
-        self.prefetch([_join(path, d) for d in (*dirs, *declared)])
-        declared += self._series(path, declared)
+        self.prefetch([_join(path, d) for d in dirs])
         names = []
         for d in dirs:
             try:

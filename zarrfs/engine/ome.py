@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -496,12 +497,8 @@ def declared_paths(attrs: dict) -> list[str]:
     """Paths, relative to a group, of the nodes its OME-Zarr metadata declares: its pyramid
     levels and a ``labels`` group (images), the labels it names (a labels group), its rows and
     wells (``A`` and ``A/1``: plates), its fields (wells), the first series and the ``OME``
-    group (bioformats2raw layouts).
-
-    A web server without directory pages, or S3 over HTTPS, cannot list a group; these paths
-    let such a group show its children all the same (each is checked before it is shown).
-    Lenient: malformed metadata declares nothing here (:func:`parse_multiscales` reports it)."""
-    ome = attrs.get("ome") if isinstance(attrs.get("ome"), dict) else attrs
+    group (bioformats2raw layouts). Malformed metadata declares nothing here."""
+    ome = _ome(attrs)
     names: list[str] = []
 
     def paths(entries, key="path"):
@@ -528,6 +525,26 @@ def declared_paths(attrs: dict) -> list[str]:
         names += ["0", "OME"]
     parts = ([p for p in n.split("/") if p] for n in names)
     return sorted({"/".join(p) for p in parts if p and not {".", ".."} & set(p)})
+
+
+def declared_children(path: str, attributes: Callable[[str], dict | None]) -> list[str]:
+    """A declarer (``engine/declarers.py``): the children of ``path`` that the OME-Zarr metadata
+    of ``path`` or of an ancestor names (a plate's ``A/1``: row ``A``, in it well ``1``), and
+    the series a bioformats2raw ``OME`` group names, once it is known (``attributes(p)``: the
+    attributes of the node at ``p``, None where it is not known)."""
+    parts = [p for p in path.split("/") if p]
+    names: set[str] = set()
+    for depth in range(len(parts) + 1):
+        rest = parts[depth:]
+        for declared in declared_paths(attributes("/".join(parts[:depth])) or {}):
+            below = declared.split("/")
+            if below[: len(rest)] == rest and len(below) > len(rest):
+                names.add(below[len(rest)])
+    if "OME" in names:  # a bioformats2raw layout: its OME group names every series
+        series = (attributes("/".join([*parts, "OME"])) or {}).get("series")
+        if isinstance(series, list):
+            names.update(s.strip("/") for s in series if isinstance(s, str))
+    return sorted(n for n in names if n and "/" not in n and n not in (".", ".."))
 
 
 def multiscales(group) -> list[Multiscale]:
