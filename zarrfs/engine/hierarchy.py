@@ -48,7 +48,9 @@ from .names import is_usable, usable, usable_paths
 from .planner import chunks_in, normalize_selection, out_shape
 from .reader import ArrayReader, ChunkEvent, Target
 from .sizes import human_size
-from .store import ByteRequest, Store, url_below
+from .store import Store
+from .store_request import ByteRequest
+from .store_urls import url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
