@@ -36,17 +36,15 @@ class ZarrfsError(Exception):
         self.document = document
 
     def at(self, where: str) -> ZarrfsError:
-        """A new error like this one, about ``where`` (the document it was found in): its
-        message starts with ``where`` unless it names it already. An error kept with a node (a
-        codec that cannot be built, a document that cannot be used) is raised as a fresh
-        instance by every read, so that no two reads share one."""
+        """A new error like this one, about ``where`` (the document it was found in), chained
+        to this one: its message starts with ``where`` unless it names it already. An error
+        kept with a node (a codec that cannot be built, a document that cannot be used) is
+        raised as a fresh instance by every read (``raise kept.at(where) from kept``), so that
+        no two reads share one and none is edited once raised."""
         message = self.message if where in self.message else f"{where}: {self.message}"
         fresh = type(self).__new__(type(self), message)
-        fresh.__dict__.update(self.__dict__)
-        fresh.message = message
-        fresh.args = (message,)
-        fresh.path = self.path or where
-        fresh.__cause__ = self.__cause__
+        fresh.__dict__.update({**self.__dict__, "message": message, "path": self.path or where})
+        fresh.__cause__ = self
         return fresh
 
 
@@ -64,8 +62,9 @@ class MetadataError(ZarrfsError):
         path: str | None = None,
         key: str | None = None,
         field: str | None = None,
+        **context: str | None,
     ):
-        super().__init__(message, path=path, key=key)
+        super().__init__(message, path=path, key=key, **context)
         self.field = field
 
 

@@ -88,7 +88,10 @@ class Hierarchy:
             meta = self._implicit("")
         if meta is None:
             raise NodeNotFoundError(
-                f"no Zarr group or array at {self.store.url}", path=self.store.url
+                f"no Zarr group or array at {self.store.url}",
+                path=self.store.url,
+                store_url=self.store.url,
+                node_path="",
             )
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
@@ -115,10 +118,11 @@ class Hierarchy:
     def metadata(self, path: str) -> Metadata | None:
         """The metadata of the node at ``path``, or None when there is none."""
         with self._lock:
-            if path in self.errors:
-                raise self.errors[path]
-            if path in self.nodes:
-                return self.nodes[path]
+            error, known = self.errors.get(path), self.nodes.get(path)
+            if error is None and path in self.nodes:
+                return known
+        if error is not None:  # kept from a listing: a fresh error for each caller
+            raise error.at(error.path or url_below(self.store.url, path)) from error
         if self.consolidated is not None:
             meta = self.consolidated.get(path)
             if meta is None and any(k.startswith(path + "/") for k in self.consolidated):
@@ -357,12 +361,20 @@ class Group(Node):
     def __getitem__(self, name: str) -> Group | Array:
         parts = [p for p in name.split("/") if p]
         if not parts or not all(is_usable(p) for p in parts):
-            raise NodeNotFoundError(f"invalid node name {name!r}", path=self.url)
+            raise NodeNotFoundError(
+                f"invalid node name {name!r}",
+                path=self.url,
+                store_url=self.store.url,
+                node_path=self.path,
+            )
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
             raise NodeNotFoundError(
-                f"no node {name!r} in {self.url}", path=url_below(self.url, name)
+                f"no node {name!r} in {self.url}",
+                path=url_below(self.url, name),
+                store_url=self.store.url,
+                node_path=path,
             )
         return _node(self._hierarchy, path, meta)
 
@@ -565,7 +577,8 @@ class Broken(Node):
         return []
 
     def read(self, *args, **kwargs):
-        raise self.metadata.error.at(self.metadata.error.path or self.url)
+        error = self.metadata.error
+        raise error.at(error.path or self.url) from error
 
     __getitem__ = read_flat = submit = read
 

@@ -565,26 +565,22 @@ def levels(group, multiscale: Multiscale) -> list:
         try:
             node = group[d.path]
         except ZarrfsError as exc:
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: {exc.message}",
-                path=group.path,
-                field="datasets",
-            ) from exc
+            raise _dataset_error(group, d, f"cannot be opened: {exc.message}") from exc
         if node.kind == "broken":  # opened, but its metadata cannot be used
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: "
-                f"{node.error.message}",
-                path=group.path,
-                field="datasets",
-            )
+            raise _dataset_error(group, d, f"cannot be opened: {node.error.message}")
         if node.kind != "array":
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, not an array",
-                path=group.path,
-                field="datasets",
-            )
+            raise _dataset_error(group, d, "is a group, not an array")
         out.append(node)
     return out
+
+
+def _dataset_error(group, dataset: Dataset, reason: str) -> MetadataError:
+    return MetadataError(
+        f"{group.path or '/'}: OME-Zarr dataset {dataset.path!r} {reason}",
+        path=group.path,
+        node_path=group.path,
+        field="datasets",
+    )
 
 
 def axis_names_of_level(parent, name: str) -> tuple[str, ...] | None:

@@ -99,7 +99,10 @@ class Store:
         reason = confine.bad_key_reason(key)
         if reason is not None:
             raise StoreError(
-                f"refusing key {key!r} of {self.url}: {reason}", path=self.url, key=key
+                f"refusing key {key!r} of {self.url}: {reason}",
+                path=self.url,
+                store_url=self.url,
+                key=key,
             )
         if self.quote_keys:
             key = quote(key, safe="/")
@@ -129,7 +132,9 @@ class Store:
         for arrived in self.stream(requests, stop):
             for i, r in arrived:
                 out[i] = r
-        return [ReadCancelled(path=self.url) if r is unanswered else r for r in out]
+        return [
+            ReadCancelled(path=self.url, store_url=self.url) if r is unanswered else r for r in out
+        ]
 
     def stream(
         self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
@@ -149,8 +154,8 @@ class Store:
                         f"{self.url} is unreachable ({self._down_reason}); not retrying for a "
                         f"few seconds",
                         path=self.url,
-                        key=r.key,
                         store_url=self.url,
+                        key=r.key,
                     ),
                 )
                 for i, r in enumerate(requests)
@@ -195,7 +200,10 @@ class Store:
         err: StoreError
         if isinstance(raw, confine.OutsideRoot):
             err = StoreError(
-                f"refusing {req.key!r} of {self.url}: {raw}", path=self.url, key=req.key
+                f"refusing {req.key!r} of {self.url}: {raw}",
+                path=self.url,
+                store_url=self.url,
+                key=req.key,
             )
         elif is_forbidden(raw):
             err = AccessDeniedError(
@@ -203,12 +211,14 @@ class Store:
                 f"store that lets you read objects but not list them also answers so for "
                 f"objects that do not exist)",
                 path=self.url,
+                store_url=self.url,
                 key=req.key,
             )
         else:
             err = StoreError(
                 f"cannot read {req.key!r} from {self.url}: {describe(raw)}",
                 path=self.url,
+                store_url=self.url,
                 key=req.key,
             )
         err.__cause__ = raw
@@ -260,11 +270,13 @@ class Store:
                     f"cannot list {prefix or '/'} in {self.url}: access denied (403 Forbidden);"
                     f" open its nodes by their paths instead",
                     path=self.url,
+                    store_url=self.url,
                     key=prefix,
                 ) from exc
             raise StoreError(
                 f"cannot list {prefix or '/'} in {self.url}: {describe(exc)}",
                 path=self.url,
+                store_url=self.url,
                 key=prefix,
             ) from exc
         dirs, files = [], []
@@ -298,6 +310,7 @@ class Store:
             raise StoreError(
                 f"cannot list {prefix or '/'} in {self.url}: {describe(exc)}",
                 path=self.url,
+                store_url=self.url,
                 key=prefix,
             ) from exc
         base = self.root.rstrip("/") + "/" if self.root else ""

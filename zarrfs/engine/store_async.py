@@ -117,6 +117,7 @@ def arrivals(
                 StoreError(
                     f"cannot read {requests[i].key!r} from {url}: {reason}",
                     path=url,
+                    store_url=url,
                     key=requests[i].key,
                 ),
             )
