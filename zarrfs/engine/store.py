@@ -87,6 +87,10 @@ class Store:
             confined_to=confine.Root(root) if local and not follow_symlinks else None,
         )
 
+    def _error(self, message: str, key: str, kind: type[StoreError] = StoreError) -> StoreError:
+        """A store error about ``key``, with this store's context."""
+        return kind(message, path=self.url, store_url=self.url, key=key)
+
     @property
     def is_async(self) -> bool:
         return bool(getattr(self.fs, "async_impl", False))
@@ -98,12 +102,7 @@ class Store:
             return self.root
         reason = confine.bad_key_reason(key)
         if reason is not None:
-            raise StoreError(
-                f"refusing key {key!r} of {self.url}: {reason}",
-                path=self.url,
-                store_url=self.url,
-                key=key,
-            )
+            raise self._error(f"refusing key {key!r} of {self.url}: {reason}", key)
         if self.quote_keys:
             key = quote(key, safe="/")
         return f"{self.root.rstrip('/')}/{key}" if self.root else key
@@ -150,12 +149,10 @@ class Store:
             yield [
                 (
                     i,
-                    StoreError(
+                    self._error(
                         f"{self.url} is unreachable ({self._down_reason}); not retrying for a "
                         f"few seconds",
-                        path=self.url,
-                        store_url=self.url,
-                        key=r.key,
+                        r.key,
                     ),
                 )
                 for i, r in enumerate(requests)
@@ -199,29 +196,18 @@ class Store:
             return raw
         err: StoreError
         if isinstance(raw, confine.OutsideRoot):
-            err = StoreError(
-                f"refusing {req.key!r} of {self.url}: {raw}",
-                path=self.url,
-                store_url=self.url,
-                key=req.key,
-            )
+            err = self._error(f"refusing {req.key!r} of {self.url}: {raw}", req.key)
         elif is_forbidden(raw):
-            err = AccessDeniedError(
+            err = self._error(
                 f"cannot read {req.key!r} from {self.url}: access denied (403 Forbidden; a "
                 f"store that lets you read objects but not list them also answers so for "
                 f"objects that do not exist)",
-                path=self.url,
-                store_url=self.url,
-                key=req.key,
+                req.key,
+                AccessDeniedError,
             )
         else:
-            err = StoreError(
-                f"cannot read {req.key!r} from {self.url}: {describe(raw)}",
-                path=self.url,
-                store_url=self.url,
-                key=req.key,
-            )
-        err.__cause__ = raw
+            err = self._error(f"cannot read {req.key!r} from {self.url}: {describe(raw)}", req.key)
+        err.__cause__ = raw  # returned in the request's place, not raised: chained here
         return err
 
     def _read_sync(self, req: ByteRequest):
@@ -255,6 +241,16 @@ class Store:
         return is_absent(exc, protocols(self.fs))
 
     # --------------------------------------------------------------- listings
+    def _listing_error(self, prefix: str, exc: BaseException) -> StoreError:
+        if is_forbidden(exc):
+            return self._error(
+                f"cannot list {prefix or '/'} in {self.url}: access denied (403 Forbidden); "
+                "open its nodes by their paths instead",
+                prefix,
+                AccessDeniedError,
+            )
+        return self._error(f"cannot list {prefix or '/'} in {self.url}: {describe(exc)}", prefix)
+
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(child directory names, child object names) directly under ``prefix``."""
         path = self.full_path(prefix.strip("/"))
@@ -264,21 +260,8 @@ class Store:
             entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:
             return [], []
-        except Exception as exc:  # noqa: BLE001
-            if is_forbidden(exc):
-                raise AccessDeniedError(
-                    f"cannot list {prefix or '/'} in {self.url}: access denied (403 Forbidden);"
-                    f" open its nodes by their paths instead",
-                    path=self.url,
-                    store_url=self.url,
-                    key=prefix,
-                ) from exc
-            raise StoreError(
-                f"cannot list {prefix or '/'} in {self.url}: {describe(exc)}",
-                path=self.url,
-                store_url=self.url,
-                key=prefix,
-            ) from exc
+        except Exception as exc:  # noqa: BLE001 - the transport's own errors
+            raise self._listing_error(prefix, exc) from exc
         dirs, files = [], []
         base = path.rstrip("/")
         for e in entries:
@@ -306,13 +289,8 @@ class Store:
             found = self.fs.find(path, detail=True)
         except FileNotFoundError:
             return {}
-        except Exception as exc:  # noqa: BLE001
-            raise StoreError(
-                f"cannot list {prefix or '/'} in {self.url}: {describe(exc)}",
-                path=self.url,
-                store_url=self.url,
-                key=prefix,
-            ) from exc
+        except Exception as exc:  # noqa: BLE001 - the transport's own errors
+            raise self._listing_error(prefix, exc) from exc
         base = self.root.rstrip("/") + "/" if self.root else ""
         return {
             name[len(base) :] if name.startswith(base) else name: int(info.get("size") or 0)

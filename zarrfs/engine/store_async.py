@@ -109,8 +109,8 @@ def arrivals(
     finally:
         future.cancel()
     if left:  # the loop gave up on the batch: never report those objects as absent
-        exc = future.exception() if future.done() and not future.cancelled() else None
-        reason = describe(exc) if exc else "the request was dropped"
+        failure = future.exception() if future.done() and not future.cancelled() else None
+        reason = describe(failure) if failure else "the request was dropped"
         yield [
             (
                 i,
