@@ -230,6 +230,10 @@ def test_messages_place_an_error_by_its_own_fields():
             "bad frame", path=f"{url}/a", key="a/c/0", store_url=url, node_path="a"
         )
         assert "node '/a' key 'a/c/0'" in messages.describe(chunk).text
+        missing = engine.NodeNotFoundError(
+            f"no Zarr group or array at {url}", path=url, store_url=url, node_path=""
+        )  # the node opened by its own URL: the store's root, named by its URL
+        assert messages.describe(missing).text.startswith(f"Nothing at '{url}'")
 
 
 def test_set_indices_counts_from_the_end_and_refuses_what_does_not_fit():
