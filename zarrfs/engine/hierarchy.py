@@ -80,6 +80,15 @@ class Hierarchy:
         self.consolidated: dict[str, Metadata] | None = None
         self._lock = threading.Lock()
 
+    def not_found(self, message: str, node_path: str) -> NodeNotFoundError:
+        """The error for no node at ``node_path``, with this store's context."""
+        return NodeNotFoundError(
+            message,
+            path=url_below(self.store.url, node_path),
+            store_url=self.store.url,
+            node_path=node_path,
+        )
+
     def load_root(self) -> Metadata:
         keys = [*_DOCS, ".zmetadata"] if self.use_consolidated is not False else list(_DOCS)
         got = _settled(dict(zip(keys, self._documents(keys), strict=True)))
@@ -87,12 +96,7 @@ class Hierarchy:
         if meta is None:
             meta = self._implicit("")
         if meta is None:
-            raise NodeNotFoundError(
-                f"no Zarr group or array at {self.store.url}",
-                path=self.store.url,
-                store_url=self.store.url,
-                node_path="",
-            )
+            raise self.not_found(f"no Zarr group or array at {self.store.url}", "")
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
                 self.consolidated = usable_paths(meta.consolidated, self.store.url)
@@ -361,21 +365,11 @@ class Group(Node):
     def __getitem__(self, name: str) -> Group | Array:
         parts = [p for p in name.split("/") if p]
         if not parts or not all(is_usable(p) for p in parts):
-            raise NodeNotFoundError(
-                f"invalid node name {name!r}",
-                path=self.url,
-                store_url=self.store.url,
-                node_path=self.path,
-            )
+            raise self._hierarchy.not_found(f"invalid node name {name!r}", self.path)
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
-            raise NodeNotFoundError(
-                f"no node {name!r} in {self.url}",
-                path=url_below(self.url, name),
-                store_url=self.store.url,
-                node_path=path,
-            )
+            raise self._hierarchy.not_found(f"no node {name!r} in {self.url}", path)
         return _node(self._hierarchy, path, meta)
 
     def members(self) -> list[tuple[str, Group | Array]]:
