@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import messages, transforms
+from . import coordinates, messages, transforms
 from .axis_controls import AxisControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
 from .ortho_views import OrthoViews
@@ -96,8 +97,10 @@ class ImageView(QWidget):
         super().__init__(parent)
         self.state: ViewState | None = None
         self.graphics = pg.GraphicsLayoutWidget()
-        self.view_box = self.graphics.addViewBox(lockAspect=True, invertY=True)
+        self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
+        self.image_axes = ImageAxes(self.graphics.ci, self.view_box)
+        self.coordinates: dict[int, coordinates.AxisCoordinate] = {}
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
@@ -268,8 +271,33 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
+        self._load_coordinates(node)
         self._composite_controls()
         self.fit()
+
+    def _load_coordinates(self, node) -> None:
+        """Title the axes with the dimension names now; read the coordinate variables beside
+        ``node`` in the background, then tick the axes and label the sliders with them."""
+        state = self.state
+        self._show_coordinates({})
+        if self.background is None:
+            return
+        names = state.dimension_names
+
+        def loaded(found) -> None:
+            if self.state is state:
+                self._show_coordinates(found)
+
+        self.background.run(
+            lambda: coordinates.load(node, names),
+            loaded,
+            lambda exc: logger.warning("coordinates of %s: %s", node.path, exc),
+        )
+
+    def _show_coordinates(self, found: dict) -> None:
+        self.coordinates = found
+        self.axes.set_coordinates(found)
+        self.image_axes.show(self.state, found)
 
     def clear(self) -> None:
         self.channel_panel.set_state(None)
@@ -280,6 +308,7 @@ class ImageView(QWidget):
         self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
+        self._show_coordinates({})
         self.image_item.clear()
         self.composite_item.clear()
 
@@ -324,6 +353,7 @@ class ImageView(QWidget):
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
+            self.image_axes.show(self.state, self.coordinates)
             self._composite_controls()
             self._true_aspect()
             self.fit()
@@ -581,4 +611,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        return f"[{coords}]  {text}"
+        where = coordinates.readout(self.coordinates, index)
+        return f"[{coords}]  {where + '  ' if where else ''}{text}"
