@@ -74,17 +74,26 @@ class AxisCoordinate:
             return engine.cf.format_value(value)
         return value_text(self.kind, value, self.units)
 
+    @functools.cached_property
+    def _increasing(self) -> tuple[np.ndarray, np.ndarray]:
+        """The numbers in increasing order, and the element index of each (for ``np.interp``)."""
+        index = np.arange(self.size, dtype=np.float64)
+        return (self.numbers[::-1], index[::-1]) if self.order < 0 else (self.numbers, index)
+
     def position(self, number: float) -> float:
         """The view position (fractional index + 0.5) of coordinate ``number`` (monotonic)."""
-        numbers, index = self.numbers, np.arange(self.size, dtype=np.float64)
-        if self.order < 0:
-            numbers, index = numbers[::-1], index[::-1]
+        numbers, index = self._increasing
         return float(np.interp(number, numbers, index)) + 0.5
 
     def number_at(self, position: float) -> float:
         """The coordinate at view ``position``, interpolated between elements."""
         index = min(max(position - 0.5, 0.0), self.size - 1.0)
-        return float(np.interp(index, np.arange(self.size), self.numbers))
+        low = min(int(index), self.size - 1)
+        high = min(low + 1, self.size - 1)
+        fraction = index - low
+        if fraction == 0:
+            return float(self.numbers[low])
+        return float(self.numbers[low] * (1 - fraction) + self.numbers[high] * fraction)
 
     def index_of(self, text: str) -> int | None:
         """The element a typed coordinate names (the nearest), or None when ``text`` is none:

@@ -83,8 +83,7 @@ class IndexSpinBox(QAbstractSpinBox):
 
     def index_from_text(self, text: str) -> int | None:
         """The index ``text`` names: a coordinate value or date, "#4", or "4" (None: none)."""
-        text = spin_text(text.removesuffix(self._suffix)) if self.coordinate else text
-        text = text.removesuffix(self._suffix).strip()
+        text = spin_text(text) if self.coordinate else text.removesuffix(self._suffix).strip()
         if self.coordinate is not None and not text.startswith("#"):
             index = self.coordinate.index_of(text)
             if index is not None:

@@ -201,3 +201,51 @@ def test_nczarr_level_and_360_day_hours(window, idle, qtbot, tmp_path):
     view.axes.y_combo.setCurrentIndex(1)  # level down: its title carries the units
     idle(window)
     assert view.image_axes.left.labelText == "level (hPa)"
+
+
+def test_coordinates_of_a_remote_store_arrive_in_the_background(
+    window, idle, tmp_path, http_server
+):
+    """Over HTTP the plane shows first: the coordinates are read off the GUI thread and
+    land later (set_array returns before any of them is read)."""
+    write_xarray(tmp_path / "c.zarr", zarr_format=2)
+    server = http_server(tmp_path, latency=0.05)
+    view, seen = window.image, []
+    set_array = view.set_array
+
+    def recording(*args, **kwargs):
+        set_array(*args, **kwargs)
+        seen.append(dict(view.coordinates))
+
+    view.set_array = recording  # the window calls it through the instance
+    window.open_store(server.url_for("c.zarr"), {}, path="tas")
+    idle(window)
+    assert seen == [{}] and sorted(view.coordinates) == [0, 1, 2]
+    check_degree_ticks(view.image_axes.left, xr.open_zarr(str(tmp_path / "c.zarr")).lat.values)
+
+
+def test_round_ticks_by_calendar_and_hemisphere():
+    from zarrfs.engine import cf
+    from zarrfs.viewer.coordinate_ticks import number_ticks, time_ticks
+
+    hours = cf.TimeUnits(
+        "hours since 2001-02-03 04:00:00", "h", "2001-02-03T04:00:00", 0, "360_day"
+    )
+    assert time_ticks(hours, 0, 18, 4) == [
+        (2.0, "2001-02-03 06:00"),
+        (8.0, "2001-02-03 12:00"),
+        (14.0, "2001-02-03 18:00"),
+    ]
+    days = cf.TimeUnits("days since 2000-01-01", "D", "2000-01-01T00:00:00", 0, "360_day")
+    quarters = time_ticks(days, 0, 720, 8)  # 30-day months: a quarter is 90 days
+    assert [n for n, _ in quarters] == list(range(0, 721, 90))
+    assert [t for _, t in quarters][:3] == ["2000-01", "2000-04", "2000-07"]
+    assert [t for _, t in time_ticks(days, 0, 7200, 5)] == ["2000", "2005", "2010", "2015", "2020"]
+    assert number_ticks("longitude", 0, 340, 4) == [
+        (0.0, "0°"),
+        (90.0, "90°E"),
+        (180.0, "180°"),
+        (270.0, "90°W"),
+    ]
+    assert [t for _, t in number_ticks("latitude", -50, 50, 4)] == ["30°S", "0°", "30°N"]
+    assert [t for _, t in number_ticks("number", 0.0, 1.0, 4)] == ["0.0", "0.5", "1.0"]
