@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pyqtgraph as pg
+from PySide6.QtGui import QFontMetricsF
 
 from . import coordinate_ticks
 from .coordinates import AxisCoordinate
@@ -30,11 +31,32 @@ class CoordinateAxis(pg.AxisItem):
         self.coordinate: AxisCoordinate | None = None
         self._texts: dict[float, str] = {}
 
-    def set_coordinate(self, coordinate: AxisCoordinate | None, title: str) -> None:
+    def set_coordinate(self, coordinate: AxisCoordinate | None, title: str, size: int) -> None:
+        """Tick in ``coordinate`` (None: in the indices of an axis of ``size`` elements)."""
         self.coordinate = coordinate
         self.setLabel(title)
+        self._reserve_room(coordinate, size)
         self.picture = None  # pyqtgraph: draw the ticks again
         self.update()
+
+    def _reserve_room(self, coordinate: AxisCoordinate | None, size: int) -> None:
+        """Room for the widest (tallest) tick text, set now: an axis that grows once its ticks
+        are drawn shrinks the view under the plane just requested, which then asks again."""
+        metrics = QFontMetricsF(self.style["tickFont"] or self.font())
+        if self.orientation in ("top", "bottom"):
+            self.setStyle(autoExpandTextSpace=False, tickTextHeight=int(metrics.height()) + 2)
+            return
+        if coordinate is None:
+            samples = [str(max(size - 1, 0))]
+        elif coordinate.kind == "time":
+            samples = ["0000-00-00" + (" 00:00" if coordinate.time.unit != "D" else "")]
+        elif coordinate.kind in ("latitude", "longitude"):
+            samples = ["000.00°N"]
+        else:
+            samples = [coordinate.label(0), coordinate.label(size - 1), "-0.000"]
+            samples = [text.removesuffix(f" {coordinate.units}") for text in samples]
+        width = max(metrics.horizontalAdvance(text) for text in samples)
+        self.setStyle(autoExpandTextSpace=False, tickTextWidth=int(math.ceil(width)) + 4)
 
     def tick_texts(self) -> list[tuple[float, str]]:
         """The ticks for the view as it is: ``[(position, text)]``, as the next paint draws."""
@@ -80,6 +102,7 @@ class ImageAxes:
             axis.linkToView(view_box)
         layout.addItem(self.left, row=0, col=0)
         layout.addItem(self.bottom, row=1, col=1)
+        self._layout = layout
 
     def show(self, state, coordinates: dict[int, AxisCoordinate]) -> None:
         """Title and tick the axes displayed in ``state`` (None: no axes)."""
@@ -90,4 +113,5 @@ class ImageAxes:
             index = getattr(state, axis)
             coordinate = coordinates.get(index)
             title = coordinate.title() if coordinate is not None else state.axis_label(index)
-            item.set_coordinate(coordinate, title)
+            item.set_coordinate(coordinate, title, state.shape[index])
+        self._layout.layout.activate()  # the view's new size now, before a plane is requested
