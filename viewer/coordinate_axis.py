@@ -10,13 +10,16 @@ nothing here: pyqtgraph draws an inverted view's axis inverted.
 
 from __future__ import annotations
 
+import logging
 import math
 
 import pyqtgraph as pg
 from PySide6.QtGui import QFontMetricsF
 
-from . import coordinate_ticks
+from . import coordinate_ticks, coordinates
 from .coordinates import AxisCoordinate
+
+logger = logging.getLogger(__name__)
 
 #: screen pixels per tick label: across (the widest, dates) and down
 _PIXELS_PER_TICK = {"bottom": 110, "top": 110, "left": 45, "right": 45}
@@ -94,24 +97,52 @@ class CoordinateAxis(pg.AxisItem):
 
 class ImageAxes:
     """The left (rows) and bottom (columns) axes around the image's ViewBox, which sits at
-    row 0, column 1 of ``layout`` (a ``pg.GraphicsLayout``)."""
+    row 0, column 1 of ``layout`` (a ``pg.GraphicsLayout``), and the coordinates of the array
+    on screen, which they and the sliders' spin boxes (``controls``) show."""
 
-    def __init__(self, layout, view_box):
+    def __init__(self, layout, view_box, controls):
         self.left, self.bottom = CoordinateAxis("left"), CoordinateAxis("bottom")
         for axis in (self.left, self.bottom):
             axis.linkToView(view_box)
         layout.addItem(self.left, row=0, col=0)
         layout.addItem(self.bottom, row=1, col=1)
-        self._layout = layout
+        self._layout, self._controls = layout, controls
+        self.state = None
+        self.coordinates: dict[int, AxisCoordinate] = {}
 
-    def show(self, state, coordinates: dict[int, AxisCoordinate]) -> None:
+    def load(self, background, node, state) -> None:
+        """Title the axes with ``state``'s dimension names now (None: no array); read the
+        coordinate variables beside ``node`` in ``background`` (a ``tasks.Background``), then
+        tick the axes and label the spin boxes with them, if ``state`` is still on screen."""
+        self.state = state
+        self._show({})
+        if background is None or node is None:
+            return
+        names = state.dimension_names
+
+        def loaded(found) -> None:
+            if self.state is state:
+                self._show(found)
+
+        background.run(
+            lambda: coordinates.load(node, names),
+            loaded,
+            lambda exc: logger.warning("coordinates of %s: %s", node.path, exc),
+        )
+
+    def _show(self, found: dict[int, AxisCoordinate]) -> None:
+        self.coordinates = found
+        self._controls.set_coordinates(found)
+        self.show(self.state)
+
+    def show(self, state) -> None:
         """Title and tick the axes displayed in ``state`` (None: no axes)."""
         for item, axis in ((self.left, "y_axis"), (self.bottom, "x_axis")):
             item.setVisible(state is not None)
             if state is None:
                 continue
             index = getattr(state, axis)
-            coordinate = coordinates.get(index)
+            coordinate = self.coordinates.get(index)
             title = coordinate.title() if coordinate is not None else state.axis_label(index)
             item.set_coordinate(coordinate, title, state.shape[index])
         self._layout.layout.activate()  # the view's new size now, before a plane is requested

@@ -80,7 +80,7 @@ def time_ticks(time, a: float, b: float, count: int) -> list[tuple[float, str]]:
         if raw <= _FIXED[-1]:
             return _fixed_ticks(time, a, b, next(s for s in _FIXED if s >= raw))
         return _calendar_ticks(time, a, b, raw)
-    except (ValueError, OverflowError):  # dates outside what cftime holds
+    except (ValueError, OverflowError, TypeError):  # dates cftime cannot hold: no ticks
         return []
 
 

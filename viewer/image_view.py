@@ -99,8 +99,6 @@ class ImageView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
-        self.image_axes = ImageAxes(self.graphics.ci, self.view_box)
-        self.coordinates: dict[int, coordinates.AxisCoordinate] = {}
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
@@ -140,6 +138,7 @@ class ImageView(QWidget):
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
+        self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.channel_panel.composite_changed.connect(self._composite_changed)
@@ -271,33 +270,9 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
-        self._load_coordinates(node)
+        self.image_axes.load(self.background, node, self.state)
         self._composite_controls()
         self.fit()
-
-    def _load_coordinates(self, node) -> None:
-        """Title the axes with the dimension names now; read the coordinate variables beside
-        ``node`` in the background, then tick the axes and label the sliders with them."""
-        state = self.state
-        self._show_coordinates({})
-        if self.background is None:
-            return
-        names = state.dimension_names
-
-        def loaded(found) -> None:
-            if self.state is state:
-                self._show_coordinates(found)
-
-        self.background.run(
-            lambda: coordinates.load(node, names),
-            loaded,
-            lambda exc: logger.warning("coordinates of %s: %s", node.path, exc),
-        )
-
-    def _show_coordinates(self, found: dict) -> None:
-        self.coordinates = found
-        self.axes.set_coordinates(found)
-        self.image_axes.show(self.state, found)
 
     def clear(self) -> None:
         self.channel_panel.set_state(None)
@@ -308,7 +283,7 @@ class ImageView(QWidget):
         self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
-        self._show_coordinates({})
+        self.image_axes.load(None, None, None)
         self.image_item.clear()
         self.composite_item.clear()
 
@@ -353,7 +328,7 @@ class ImageView(QWidget):
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
-            self.image_axes.show(self.state, self.coordinates)
+            self.image_axes.show(self.state)
             self._composite_controls()
             self._true_aspect()
             self.fit()
@@ -611,5 +586,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        where = coordinates.readout(self.coordinates, index)
+        where = coordinates.readout(self.image_axes.coordinates, index)
         return f"[{coords}]  {where + '  ' if where else ''}{text}"

@@ -59,7 +59,9 @@ def show_tas(window, idle, url):
     window.select_path("tas")
     idle(window)
     view = window.image
-    assert window.stack.currentWidget() is view and view.coordinates, "no coordinates loaded"
+    assert window.stack.currentWidget() is view and view.image_axes.coordinates, (
+        "no coordinates loaded"
+    )
     return view
 
 
@@ -154,7 +156,7 @@ def test_an_array_without_coordinates_keeps_index_ticks(window, idle, sample_sto
     window.open_store(str(path), {}, path="images/volume", indices=[4])
     idle(window)
     view = window.image
-    assert view.coordinates == {}
+    assert view.image_axes.coordinates == {}
     left, bottom = view.image_axes.left, view.image_axes.bottom
     assert (left.labelText, bottom.labelText) == ("y", "x")
     for axis in (left, bottom):
@@ -171,7 +173,7 @@ def test_a_coordinate_too_long_to_read_keeps_index_ticks(window, idle, tmp_path,
 
     monkeypatch.setattr(coordinates, "MAX_ELEMENTS", 20)  # time has 24, lat 18, lon 18
     view = show_tas(window, idle, write_xarray(tmp_path / "c.zarr"))
-    assert sorted(view.coordinates) == [1, 2]
+    assert sorted(view.image_axes.coordinates) == [1, 2]
     assert view.axes.spins[0].text() == "0 / 23"
     assert "lat 89.5°S, lon 0°" in view.describe_position(0.5, 0.5)
 
@@ -215,12 +217,12 @@ def test_coordinates_of_a_remote_store_arrive_in_the_background(
 
     def recording(*args, **kwargs):
         set_array(*args, **kwargs)
-        seen.append(dict(view.coordinates))
+        seen.append(dict(view.image_axes.coordinates))
 
     view.set_array = recording  # the window calls it through the instance
     window.open_store(server.url_for("c.zarr"), {}, path="tas")
     idle(window)
-    assert seen == [{}] and sorted(view.coordinates) == [0, 1, 2]
+    assert seen == [{}] and sorted(view.image_axes.coordinates) == [0, 1, 2]
     check_degree_ticks(view.image_axes.left, xr.open_zarr(str(tmp_path / "c.zarr")).lat.values)
 
 
