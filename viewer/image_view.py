@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import messages, transforms
+from . import coordinates, messages, transforms
 from .axis_controls import AxisControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
 from .ortho_views import OrthoViews
@@ -96,7 +97,7 @@ class ImageView(QWidget):
         super().__init__(parent)
         self.state: ViewState | None = None
         self.graphics = pg.GraphicsLayoutWidget()
-        self.view_box = self.graphics.addViewBox(lockAspect=True, invertY=True)
+        self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
@@ -137,6 +138,7 @@ class ImageView(QWidget):
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
+        self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.channel_panel.composite_changed.connect(self._composite_changed)
@@ -268,6 +270,7 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
+        self.image_axes.load(self.background, node, self.state)
         self._composite_controls()
         self.fit()
 
@@ -280,6 +283,7 @@ class ImageView(QWidget):
         self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
+        self.image_axes.load(None, None, None)
         self.image_item.clear()
         self.composite_item.clear()
 
@@ -324,6 +328,7 @@ class ImageView(QWidget):
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
+            self.image_axes.show(self.state)
             self._composite_controls()
             self._true_aspect()
             self.fit()
@@ -581,4 +586,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        return f"[{coords}]  {text}"
+        where = coordinates.readout(self.image_axes.coordinates, index)
+        return f"[{coords}]  {where + '  ' if where else ''}{text}"
