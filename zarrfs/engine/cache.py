@@ -38,8 +38,9 @@ DEFAULT_BYTES = 512 * 2**20
 #: how often a waiting read looks whether it was cancelled meanwhile (seconds)
 _POLL_SECONDS = 0.05
 
-#: keys of chunks read and not kept that the table remembers (admission on the second read)
-_SEEN_KEYS = 1 << 16
+#: chunks read and not kept that the table remembers (admission on the second read), by the
+#: hash of their key: about 3 MiB (a collision only keeps a chunk on its first read)
+_SEEN_KEYS = 1 << 15
 
 
 def _default_capacity() -> int:
@@ -123,8 +124,8 @@ class ChunkTable:
         self.capacity = capacity
         self.size = 0
         self._items: OrderedDict[Hashable, Entry] = OrderedDict()
-        #: keys of chunks read and not kept, oldest first (bounded: _SEEN_KEYS)
-        self._seen: OrderedDict[Hashable, None] = OrderedDict()
+        #: hashes of the keys of chunks read and not kept, oldest first (at most _SEEN_KEYS)
+        self._seen: OrderedDict[int, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def claim(
@@ -140,7 +141,7 @@ class ChunkTable:
             for i, key in enumerate(keys):
                 entry = items.get(key)
                 if entry is None:
-                    entry = items[key] = Entry(key in self._seen)
+                    entry = items[key] = Entry(hash(key) in self._seen)
                     owned.append((i, entry))
                 elif entry.result is not None:
                     items.move_to_end(key)
@@ -185,8 +186,8 @@ class ChunkTable:
             if self._items.get(key) is entry:
                 del self._items[key]
             if seen and self.capacity:
-                self._seen[key] = None
-                self._seen.move_to_end(key)
+                self._seen[hash(key)] = None
+                self._seen.move_to_end(hash(key))
                 if len(self._seen) > _SEEN_KEYS:
                     self._seen.popitem(last=False)
 
@@ -199,7 +200,7 @@ class ChunkTable:
             if self._items.get(key) is not entry:  # the table was cleared meanwhile
                 return False
             entry.nbytes, entry.result = n, result
-            self._seen.pop(key, None)
+            self._seen.pop(hash(key), None)
             self._items.move_to_end(key)
             self.size += n
             self._evict()
