@@ -45,7 +45,8 @@ Array
     ``nbytes`` (decoded size; ``None`` for variable-length types), ``chunk_grid_shape``.
 
     ``array[selection]``: NumPy basic indexing (ints, slices with any step, ``...``, ``()``).
-    ``array.read(selection, out=None)``: the same, always an ``ndarray``.
+    ``array.read(selection, out=None)``: the same, always an ``ndarray``. Both keep a chunk in
+    the shared cache when they read it a second time (``read_flat`` and ``submit`` at once).
     ``array.read_flat(start, stop)``: elements ``start:stop`` of the C-order flattened array as
     a 1-D ``ndarray`` (decodes only the chunks under that range; the mount's byte reads).
     ``array.submit(selection, priority=0, on_chunk=None, out=None, keep_whole_chunks=True)``: a

@@ -517,7 +517,7 @@ class Array(Node):
             shape = out_shape(dims)
             view = result[offset : offset + math.prod(shape)].reshape(shape)
             targets.extend((r, view) for r in self._reader.plan(dims))
-        self._reader.execute(targets)
+        self._reader.execute(targets, keep="always")  # the mount reads a chunk in pieces
         return result
 
     def submit(
@@ -528,9 +528,10 @@ class Array(Node):
         out: np.ndarray | None = None,
         keep_whole_chunks: bool = True,
     ) -> scheduler.ReadFuture:
-        """A background read; see the package docstring. ``keep_whole_chunks=False``: chunks
-        the selection covers whole are not kept in the shared cache (a streaming reader that
-        never comes back to them saves the memory and a copy); chunks it covers in part are."""
+        """A background read; see the package docstring. Its chunks are kept in the shared
+        cache at once (the viewer comes back to them). ``keep_whole_chunks=False``: chunks the
+        selection covers whole are not kept (a streaming reader that never comes back to them
+        saves the memory and a copy); chunks it covers in part are."""
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
@@ -543,7 +544,7 @@ class Array(Node):
                 token=token,
                 on_chunk=on_chunk,
                 priority=priority,
-                keep_whole=keep_whole_chunks,
+                keep="always" if keep_whole_chunks else "partial",
             )
             return out
 
