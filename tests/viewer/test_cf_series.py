@@ -1,0 +1,157 @@
+"""Click a point of the image, see its series: the values equal xarray's decoded ``tas[:, i, j]``
+(fill as NaN), the x axis is labelled with xarray's dates (every CF calendar), the y axis with
+the long name and units; over HTTP only the chunks under the point are requested; a new click
+cancels the reads of the last one; long axes are read in bounded pieces."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF, Qt
+
+import zarrfs.engine as engine
+from tests.cf_stores import write_xarray
+
+xr = pytest.importorskip("xarray")
+
+
+def _date_texts(values) -> list[str]:
+    """xarray's decoded times as text, written without the viewer's help."""
+    if np.asarray(values).dtype.kind == "M":
+        return list(np.datetime_as_string(values, unit="D"))
+    return [v.strftime("%Y-%m-%d") for v in values]
+
+
+def click_pixel(qtbot, view, row: int, col: int, modifier=Qt.KeyboardModifier.ShiftModifier):
+    """A real mouse click on the centre of image pixel (row, col)."""
+    scene = view.view_box.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    pos = view.graphics.mapFromScene(scene)
+    qtbot.mouseClick(view.graphics.viewport(), Qt.MouseButton.LeftButton, modifier, pos)
+
+
+def _open(window, idle, url, node="tas"):
+    window.open_store(url, {}, path=node)
+    idle(window)
+    assert window.image.state is not None
+
+
+@pytest.mark.parametrize(
+    "zarr_format,calendar",
+    [(2, "standard"), (3, "standard"), (2, "noleap"), (3, "360_day")],
+)
+def test_series_at_a_clicked_point_equals_xarray(
+    window, idle, qtbot, tmp_path, zarr_format, calendar
+):
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=zarr_format, calendar=calendar)
+    coder = xr.coders.CFDatetimeCoder(use_cftime=calendar != "standard")
+    ds = xr.open_zarr(path, decode_times=coder)
+    _open(window, idle, str(path))
+    view, series = window.image, window.series
+    assert not window.series_dock.isVisible()
+    click_pixel(qtbot, view, 5, 6, Qt.KeyboardModifier.NoModifier)  # the dock is closed
+    assert series.plan is None and not window.series_dock.isVisible()
+    for row, col in ((5, 6), (1, 2)):  # (1, 2) is in the NaN patch: all gaps
+        click_pixel(qtbot, view, row, col)
+        assert window.series_dock.isVisible()
+        idle(window)
+        assert series.plan.axis == 0 and series.plan.index[1:] == (row, col)
+        expected = ds.tas.values[:, row, col]
+        assert series.y.shape == expected.shape
+        assert np.array_equal(series.y, expected, equal_nan=True)
+        assert np.isnan(series.y).all() == ((row, col) == (1, 2))
+        x, y = series.curve.getData()
+        assert np.array_equal(y, expected, equal_nan=True)
+        dates = _date_texts(ds.time.values)
+        assert [series.x_text(k) for k in range(len(dates))] == dates
+        assert series.bottom.tickStrings(list(series.x[[0, 5, 23]]), 1, 1) == [
+            dates[0],
+            dates[5],
+            dates[23],
+        ]
+        lat, lon = ds.lat.values[row], ds.lon.values[col]
+        assert f"lat={lat:.6g}" in series.status.text() and f"lon={lon:.6g}" in series.status.text()
+    assert series.plot.getAxis("left").labelText == "air temperature [K]"
+    assert series.plot.getAxis("bottom").labelText.startswith("time")
+    assert series.axis_combo.currentText().startswith("time")
+
+
+def test_only_the_chunks_under_the_point_over_http(window, idle, qtbot, tmp_path, http_server):
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=2)  # tas chunks (7, 18, 9)
+    server = http_server(str(path), latency=0.05)
+    _open(window, idle, server.url)
+    tas = engine.open(server.url)["tas"]
+    engine.clear_caches()
+    server.stats.reset()
+    click_pixel(qtbot, window.image, 3, 12)
+    idle(window)
+    expected = {tas.chunk_key(c) for c in tas.chunks_in((slice(None), 3, 12))}
+    assert expected == {f"tas/{t}.0.1" for t in range(4)}
+    got = ["tas/" + r.path.rsplit("/", 1)[-1] for r in server.stats.records(r"/tas/")]
+    assert sorted(got) == sorted(expected)  # each once, nothing else of tas
+    assert server.stats.round_trips(r"/tas/") == 1
+    ds = xr.open_zarr(path)
+    assert np.array_equal(window.series.y, ds.tas.values[:, 3, 12], equal_nan=True)
+
+
+def test_a_new_click_cancels_the_last_one(window, idle, qtbot, tmp_path, http_server):
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=3)
+    server = http_server(str(path))
+    _open(window, idle, server.url)
+    click_pixel(qtbot, window.image, 0, 0)  # resolves the coordinates once
+    idle(window)
+    engine.clear_caches()
+    server.faults.stall(30, pattern=r"tas/c/")
+    click_pixel(qtbot, window.image, 4, 4)
+    qtbot.waitUntil(lambda: bool(window.series.futures), timeout=10_000)
+    stalled = list(window.series.futures)
+    assert "Reading tas" in window.series.status.text()
+    server.faults.clear()
+    click_pixel(qtbot, window.image, 7, 8)
+    assert all(f.cancelled() or f.done() for f in stalled)
+    idle(window, 60)
+    ds = xr.open_zarr(path)
+    assert window.series.plan.index[1:] == (7, 8)
+    assert np.array_equal(window.series.y, ds.tas.values[:, 7, 8], equal_nan=True)
+
+
+def test_a_failed_read_is_shown_not_hung(window, idle, qtbot, tmp_path, http_server):
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=2)
+    server = http_server(str(path))
+    _open(window, idle, server.url)
+    engine.clear_caches()
+    server.faults.status(500, pattern=r"tas/[0-9]")
+    click_pixel(qtbot, window.image, 2, 2)
+    idle(window, 60)
+    assert "tas" in window.series.status.text()
+    assert window.message_bar.messages()
+    server.faults.clear()
+
+
+def test_long_axes_are_read_in_bounded_pieces(window, idle, qtbot, tmp_path, monkeypatch):
+    """10,000 steps with pieces of 3 chunks: the series is drawn as pieces land, and equals
+    xarray's; past the cap, the window around the slider is read, with a note."""
+    from zarrfs.viewer import series as series_module
+
+    steps = 10_000
+    ds = xr.Dataset(
+        {"v": (("time", "y", "x"), np.arange(steps * 4.0).reshape(steps, 2, 2))},
+        coords={"time": ("time", np.arange(steps), {"units": "hours since 1990-01-01"})},
+    )
+    ds.to_zarr(tmp_path / "long.zarr", encoding={"v": {"chunks": (500, 2, 2)}}, zarr_format=2)
+    monkeypatch.setattr(series_module, "PIECE_BYTES", 3 * 500 * 4 * 8)
+    _open(window, idle, str(tmp_path / "long.zarr"), "v")
+    click_pixel(qtbot, window.image, 1, 0)
+    idle(window)
+    plan = window.series.plan
+    assert len(plan.pieces) == 7 and plan.pieces[0] == (0, 1500) and plan.pieces[-1][1] == steps
+    assert np.array_equal(window.series.y, ds.v.values[:, 1, 0])
+    assert window.series.x_text(9999) == "1991-02-21T15:00:00"  # hour 9999
+
+    monkeypatch.setattr(series_module, "MAX_STEPS", 1000)
+    window.image._index_changed(0, 7000)
+    click_pixel(qtbot, window.image, 0, 1)
+    idle(window)
+    plan = window.series.plan
+    assert (plan.start, plan.stop) == (6500, 7500)
+    assert np.array_equal(window.series.y, ds.v.values[6500:7500, 0, 1])
+    assert "6,500–7,499 of 10,000" in window.series.status.text()
