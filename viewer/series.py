@@ -153,6 +153,54 @@ def time_texts(coord_var, values) -> list[str]:
     return [engine.cf.format_value(d) for d in dates]
 
 
+_UNIT_SECONDS = {"D": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
+_DAY_STEPS = (1, 2, 5, 10, 15)
+_MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000, 12000)
+
+
+def time_ticks(time, low: float, high: float, most: int = 8) -> list[float] | None:
+    """Tick positions (numbers of the time unit) between ``low`` and ``high`` that fall on
+    midnights (every 1, 2, 5, 10 or 15 days) or on first days of months and years (of the
+    variable's calendar: a 360_day month is 30 days, a noleap year 365); None for less than
+    two days, or dates the calendar cannot hold: the plot's own ticks then."""
+    per_day = 86400.0 / _UNIT_SECONDS[time.unit]
+    days = (high - low) / per_day
+    if not (math.isfinite(days) and days >= 2):
+        return None
+    try:
+        import cftime  # the calendars numpy cannot hold (engine.cf decodes with it too)
+
+        for step in _DAY_STEPS:
+            if days / step <= most:
+                ref = cftime.num2date(0, time.units, calendar=time.calendar)
+                phase = -(ref.hour * 3600 + ref.minute * 60 + ref.second) / _UNIT_SECONDS[time.unit]
+                first = math.ceil((low - phase) / (step * per_day))
+                count = int((high - phase) // (step * per_day)) - first + 1
+                return [phase + (first + k) * step * per_day for k in range(max(count, 0))]
+        step = next((s for s in _MONTH_STEPS if days / 30.4 / s <= most), None)
+        return None if step is None else _month_ticks(cftime, time, low, high, step, most)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _month_ticks(cftime, time, low: float, high: float, step: int, most: int) -> list[float]:
+    """First days of every ``step``-th month (months counted from year 0, so that yearly
+    ticks fall on January and half-yearly ones on January and July)."""
+    start = cftime.num2date(low, time.units, calendar=time.calendar)
+    month = -(-(start.year * 12 + start.month - 1) // step) * step
+    ticks: list[float] = []
+    for _ in range(2 * most + 2):
+        year, m = divmod(month, 12)
+        date = cftime.datetime(year, m + 1, 1, calendar=time.calendar)
+        number = float(cftime.date2num(date, time.units, calendar=time.calendar))
+        if number > high:
+            break
+        if number >= low:
+            ticks.append(number)
+        month += step
+    return ticks
+
+
 def number_text(value: float) -> str:
     return "NaN" if value != value else f"{value:.6g}"
 

@@ -86,11 +86,20 @@ def read_coordinates(source: Source, plan: series.SeriesPlan) -> tuple:
 
 
 class CoordinateAxis(pg.AxisItem):
-    """An x axis whose tick labels come from ``texts(values)`` (dates of a CF time axis)."""
+    """An x axis whose tick labels come from ``texts(values)`` and positions from
+    ``ticks(low, high)`` (dates of a CF time axis, on midnights and first days of months)."""
 
     def __init__(self):
         super().__init__("bottom")
         self.texts = None
+        self.ticks = None
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph's names
+        low, high = min(minVal, maxVal), max(minVal, maxVal)
+        values = self.ticks(low, high) if self.ticks is not None else None
+        if not values:
+            return super().tickValues(minVal, maxVal, size)
+        return [(values[1] - values[0] if len(values) > 1 else 1.0, values)]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
         if self.texts is None or not values:
@@ -304,6 +313,9 @@ class SeriesView(QWidget):
         self.x = x if x is not None else np.arange(plan.start, plan.stop, dtype=np.float64)
         is_time = coord_var is not None and coord_var.time is not None
         self.bottom.texts = functools.partial(series.time_texts, coord_var) if is_time else None
+        self.bottom.ticks = (
+            functools.partial(series.time_ticks, coord_var.time) if is_time else None
+        )
         self._coord_var = coord_var
         dim = source.dimensions[plan.axis]
         self.plot.setLabel("bottom", series.axis_label(dim, coord_var))

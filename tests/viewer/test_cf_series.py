@@ -70,6 +70,12 @@ def test_series_at_a_clicked_point_equals_xarray(
         ]
         lat, lon = ds.lat.values[row], ds.lon.values[col]
         assert f"lat={lat:.6g}" in series.status.text() and f"lon={lon:.6g}" in series.status.text()
+    ((_, ticks),) = series.bottom.tickValues(series.x[0], series.x[-1], 600)
+    assert list(ticks) == [0, 10, 20, 30, 40, 50, 60]  # midnights, every 10 days
+    oracle = xr.coding.times.decode_cf_datetime(
+        np.array(ticks), "days since 2000-01-01", calendar, use_cftime=calendar != "standard"
+    )
+    assert series.bottom.tickStrings(ticks, 1, 10) == _date_texts(oracle)
     assert series.plot.getAxis("left").labelText == "air temperature [K]"
     assert series.plot.getAxis("bottom").labelText.startswith("time")
     assert series.axis_combo.currentText().startswith("time")
@@ -122,8 +128,10 @@ def test_a_failed_read_is_shown_not_hung(window, idle, qtbot, tmp_path, http_ser
     server.faults.status(500, pattern=r"tas/[0-9]")
     click_pixel(qtbot, window.image, 2, 2)
     idle(window, 60)
-    assert "tas" in window.series.status.text()
-    assert window.message_bar.messages()
+    text = window.series.status.text()
+    assert text.startswith("tas at lat=") and "500" in text  # not "Reading tas…"
+    assert any("500" in m for m in window.message_bar.messages())
+    assert np.isnan(window.series.y).all()
     server.faults.clear()
 
 
@@ -146,6 +154,10 @@ def test_long_axes_are_read_in_bounded_pieces(window, idle, qtbot, tmp_path, mon
     assert len(plan.pieces) == 7 and plan.pieces[0] == (0, 1500) and plan.pieces[-1][1] == steps
     assert np.array_equal(window.series.y, ds.v.values[:, 1, 0])
     assert window.series.x_text(9999) == "1991-02-21T15:00:00"  # hour 9999
+    ((_, ticks),) = window.series.bottom.tickValues(0, steps - 1, 600)
+    assert window.series.bottom.tickStrings(ticks, 1, 1) == [
+        f"{1990 + m // 12}-{m % 12 + 1:02d}-01" for m in range(0, 14, 2)
+    ]  # first days of every other month
 
     monkeypatch.setattr(series_module, "MAX_STEPS", 1000)
     window.image._index_changed(0, 7000)
