@@ -130,8 +130,10 @@ class SeriesView(QWidget):
         self._failed: str | None = None
         self._coord_var = None  # the CFVariable of the x axis's coordinate, if it has one
         self._convert = None
+        self.point_item = None  # a marker of the point on the image (set by ``install``)
         self.axis_combo = QComboBox()
         self.axis_combo.setToolTip("The axis the series runs along")
+        self.axis_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.axis_combo.activated.connect(lambda _: self._restart())
         self.status = QLabel(HINT)
         self.status.setWordWrap(True)
@@ -164,19 +166,20 @@ class SeriesView(QWidget):
 
     # -- what to plot ----------------------------------------------------------------------------
 
-    def show_point(self, array, node_path: str, state, row: int, col: int) -> None:
+    def show_point(self, array, node_path: str, state, row: int, col: int) -> bool:
         """Plot the values of ``array`` at level-0 (``row``, ``col``) of the plane ``state``
-        shows, along the axis chosen (a new array: its time axis, or its first slider axis)."""
+        shows, along the axis chosen (a new array: its time axis, or its first slider axis).
+        False when there is nothing to plot along."""
         self.stop()
         if not state.slider_axes:
             self._say(f"/{node_path} has no axis besides the two displayed: no series to plot.")
-            return
+            return False
         index = list(state.indices)
         index[state.y_axis], index[state.x_axis] = int(row), int(col)
         self._point = (array, node_path, state, tuple(index))
         if self.source is not None and self.source.state is state:
             self._start()
-            return
+            return True
         self.source, token = None, self._token
         self._say(f"Looking up the coordinates of /{node_path}…")
         self._waiting += 1
@@ -185,6 +188,7 @@ class SeriesView(QWidget):
             lambda found: self._resolved(token, found),
             lambda exc: self._resolved(token, None, exc),
         )
+        return True
 
     def _resolved(self, token: int, found, error=None) -> None:
         self._waiting -= 1
@@ -253,6 +257,8 @@ class SeriesView(QWidget):
         self.curve.setData([], [])
         self.marker.setVisible(False)
         self.readout.setText(" ")
+        if self.point_item is not None:
+            self.point_item.setVisible(False)
         self._say(HINT)
 
     def follow(self, state) -> None:
@@ -413,6 +419,11 @@ def install(window, view_menu) -> SeriesView:
     image = window.image
     image.point_clicked.connect(functools.partial(_clicked, image, view, dock))
     image.painted.connect(lambda _generation: view.follow(image.state))
+    spot = pg.ScatterPlotItem(size=9, pen=pg.mkPen((255, 255, 0), width=2), brush=None)
+    spot.setZValue(20)
+    spot.setVisible(False)
+    image.view_box.addItem(spot, ignoreBounds=True)
+    view.point_item = spot  # the point plotted, marked on the image
     window.node_shown.connect(lambda _path: view.forget())
     window.series, window.series_dock = view, dock
     return view
@@ -424,5 +435,11 @@ def _clicked(image, view: SeriesView, dock: QDockWidget, row: int, col: int, mod
     state, controller = image.state, image.controller
     if (not dock.isVisible() and not shift) or state is None or not controller.arrays:
         return
-    dock.show()
-    view.show_point(controller.arrays[0], controller.node_path, state, row, col)
+    if not dock.isVisible():
+        dock.show()
+        window = dock.parentWidget()
+        window.resizeDocks([dock], [max(180, window.height() // 3)], Qt.Orientation.Vertical)
+    plotted = view.show_point(controller.arrays[0], controller.node_path, state, row, col)
+    if plotted and view.point_item is not None:
+        view.point_item.setData([col + 0.5], [row + 0.5])
+        view.point_item.setVisible(True)
