@@ -88,12 +88,12 @@ def plan_series(
 
 
 def default_axis(
-    slider_axes: list[int], dimension_names: tuple[str, ...], time_dims: set[str]
+    slider_axes: list[int], dimension_names: tuple[str, ...], time_axes: set[int]
 ) -> int | None:
-    """The axis a series runs along unless the user picks one: the one whose coordinate is a
-    CF time, else one named like time, else the first slider axis."""
+    """The axis a series runs along unless the user picks one: one whose coordinate is a CF
+    time (``time_axes``), else one named like time, else the first slider axis."""
     for test in (
-        lambda a: dimension_names[a] in time_dims,
+        lambda a: a in time_axes,
         lambda a: dimension_names[a].lower() in TIME_NAMES,
     ):
         found = [a for a in slider_axes if test(a)]

@@ -178,6 +178,7 @@ class SeriesView(QWidget):
         index[state.y_axis], index[state.x_axis] = int(row), int(col)
         self._point = (array, node_path, state, tuple(index))
         if self.source is not None and self.source.state is state:
+            self._fill_axes()  # the displayed axes may have changed since
             self._start()
             return True
         self.source, token = None, self._token
@@ -200,13 +201,28 @@ class SeriesView(QWidget):
             found = (None, tuple(f"dim_{k}" for k in range(array.ndim)), {}, {})
         var, dims, coords, coord_vars = found
         self.source = Source(array, node_path, state, var, dims, coords, coord_vars)
-        times = {d for d, v in coord_vars.items() if v.time is not None}
-        chosen = series.default_axis(state.slider_axes, dims, times)
+        self.axis_combo.clear()
+        self._fill_axes()
+        self._start()
+
+    def _fill_axes(self) -> None:
+        """List the slider axes, keeping the one chosen while it is one (else the default)."""
+        source, state = self.source, self.source.state
+        listed = [self.axis_combo.itemData(k) for k in range(self.axis_combo.count())]
+        if listed == state.slider_axes:
+            return
+        chosen = self.axis_combo.currentData()
+        if chosen not in state.slider_axes:
+            times = {
+                a
+                for a, dim in enumerate(source.dimensions)
+                if dim in source.coord_vars and source.coord_vars[dim].time is not None
+            }
+            chosen = series.default_axis(state.slider_axes, state.dimension_names, times)
         self.axis_combo.clear()
         for axis in state.slider_axes:
             self.axis_combo.addItem(f"{state.axis_label(axis)} ({state.shape[axis]:,})", axis)
         self.axis_combo.setCurrentIndex(state.slider_axes.index(chosen))
-        self._start()
 
     def _restart(self) -> None:
         if self._point is not None and self.source is not None:

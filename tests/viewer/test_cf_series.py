@@ -167,3 +167,26 @@ def test_long_axes_are_read_in_bounded_pieces(window, idle, qtbot, tmp_path, mon
     assert (plan.start, plan.stop) == (6500, 7500)
     assert np.array_equal(window.series.y, ds.v.values[6500:7500, 0, 1])
     assert "6,500–7,499 of 10,000" in window.series.status.text()
+
+
+def test_series_along_another_axis(window, idle, qtbot, tmp_path):
+    """Time down the screen and longitude across: the slider axis is latitude, and the series
+    at a point runs along it, against the latitudes, labelled with their units."""
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=3)
+    ds = xr.open_zarr(path)
+    _open(window, idle, str(path))
+    click_pixel(qtbot, window.image, 2, 3)
+    idle(window)
+    assert window.series.plan.axis == 0
+    window.image._axes_changed(0, 2)  # what the Rows/Columns combos do
+    idle(window)
+    click_pixel(qtbot, window.image, 10, 4)  # time 10, lon 4
+    idle(window)
+    series = window.series
+    assert series.plan.axis == 1 and series.axis_combo.currentText().startswith("lat")
+    assert np.array_equal(series.y, ds.tas.values[10, :, 4], equal_nan=True)
+    assert np.array_equal(series.x, ds.lat.values)
+    assert series.plot.getAxis("bottom").labelText == "lat [degrees_north]"
+    assert series.x_text(0) == f"{ds.lat.values[0]:.6g}"
+    dates = np.datetime_as_string(ds.time.values, unit="D")
+    assert f"time={dates[10]}" in series.status.text()

@@ -41,7 +41,7 @@ def test_pieces_cover_the_series_in_bounded_chunk_aligned_pieces(
 
 
 def test_the_default_axis_is_time():
-    assert default_axis([0, 1], ("level", "time", "y", "x"), {"time"}) == 1
+    assert default_axis([0, 1], ("level", "date", "y", "x"), {1}) == 1
     assert default_axis([0, 1], ("level", "T", "y", "x"), set()) == 1
     assert default_axis([0, 1], ("level", "step", "y", "x"), set()) == 0
     assert default_axis([], ("y", "x"), set()) is None
