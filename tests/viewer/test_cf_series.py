@@ -68,6 +68,12 @@ def test_series_at_a_clicked_point_equals_xarray(
             dates[5],
             dates[23],
         ]
+        vb = series.plot.getViewBox()  # the readout under the cursor, at point 5
+        series._mouse_moved(vb.mapViewToScene(QPointF(series.x[5], np.mean(vb.viewRange()[1]))))
+        value = ds.tas.values[5, row, col]
+        assert (
+            series.readout.text() == f"{dates[5]}: {'NaN' if value != value else f'{value:.6g}'} K"
+        )
         lat, lon = ds.lat.values[row], ds.lon.values[col]
         assert f"lat={lat:.6g}" in series.status.text() and f"lon={lon:.6g}" in series.status.text()
     ((_, ticks),) = series.bottom.tickValues(series.x[0], series.x[-1], 600)
@@ -135,9 +141,12 @@ def test_a_failed_read_is_shown_not_hung(window, idle, qtbot, tmp_path, http_ser
     server.faults.clear()
 
 
-def test_long_axes_are_read_in_bounded_pieces(window, idle, qtbot, tmp_path, monkeypatch):
-    """10,000 steps with pieces of 3 chunks: the series is drawn as pieces land, and equals
-    xarray's; past the cap, the window around the slider is read, with a note."""
+def test_long_axes_are_read_in_bounded_pieces(
+    window, idle, qtbot, tmp_path, monkeypatch, http_server
+):
+    """10,000 steps with pieces of 3 chunks over HTTP: the series is drawn as pieces land (some
+    drawings show part of it), and equals xarray's; past the cap, the window around the slider
+    is read, with a note."""
     from zarrfs.viewer import series as series_module
 
     steps = 10_000
@@ -147,9 +156,18 @@ def test_long_axes_are_read_in_bounded_pieces(window, idle, qtbot, tmp_path, mon
     )
     ds.to_zarr(tmp_path / "long.zarr", encoding={"v": {"chunks": (500, 2, 2)}}, zarr_format=2)
     monkeypatch.setattr(series_module, "PIECE_BYTES", 3 * 500 * 4 * 8)
-    _open(window, idle, str(tmp_path / "long.zarr"), "v")
+    server = http_server(str(tmp_path / "long.zarr"), latency=0.1)
+    _open(window, idle, server.url, "v")
+    drawn = []
+
+    def finite(curve) -> None:
+        y = curve.getData()[1]
+        drawn.append(0 if y is None else int(np.isfinite(y).sum()))
+
+    window.series.curve.sigPlotChanged.connect(finite)
     click_pixel(qtbot, window.image, 1, 0)
     idle(window)
+    assert any(0 < count < steps for count in drawn) and drawn[-1] == steps, drawn
     plan = window.series.plan
     assert len(plan.pieces) == 7 and plan.pieces[0] == (0, 1500) and plan.pieces[-1][1] == steps
     assert np.array_equal(window.series.y, ds.v.values[:, 1, 0])
