@@ -298,8 +298,10 @@ class SeriesView(QWidget):
                     self.plan.selection(begin, end), priority=engine.PRIORITY_VISIBLE
                 )
             except Exception as exc:  # noqa: BLE001 - shown like a failed read
+                self._queue = []  # the next pieces would fail alike
+                self._open += 1  # _piece counts it out again
                 self._piece(token, begin, None, exc)
-                continue
+                return
             self.futures.append(future)
             self._open += 1
             future.add_done_callback(
