@@ -125,6 +125,7 @@ class SeriesView(QWidget):
         self.futures: list = []
         self._token, self._queue, self._open, self._waiting = 0, [], 0, 0
         self._point: tuple | None = None
+        self.raw = False  # the stored values, not the CF-decoded ones
         self._numbers: np.ndarray | None = None
         self._texts: list = []
         self._failed: str | None = None
@@ -166,10 +167,13 @@ class SeriesView(QWidget):
 
     # -- what to plot ----------------------------------------------------------------------------
 
-    def show_point(self, array, node_path: str, state, row: int, col: int) -> bool:
+    def show_point(
+        self, array, node_path: str, state, row: int, col: int, raw: bool = False
+    ) -> bool:
         """Plot the values of ``array`` at level-0 (``row``, ``col``) of the plane ``state``
-        shows, along the axis chosen (a new array: its time axis, or its first slider axis).
-        False when there is nothing to plot along."""
+        shows, along the axis chosen (a new array: its time axis, or its first slider axis);
+        CF-decoded unless ``raw`` (the stored values). False when there is nothing to plot
+        along."""
         self.stop()
         if not state.slider_axes:
             self._say(f"/{node_path} has no axis besides the two displayed: no series to plot.")
@@ -177,6 +181,7 @@ class SeriesView(QWidget):
         index = list(state.indices)
         index[state.y_axis], index[state.x_axis] = int(row), int(col)
         self._point = (array, node_path, state, tuple(index))
+        self.raw = raw
         if self.source is not None and self.source.state is state:
             self._fill_axes()  # the displayed axes may have changed since
             self._start()
@@ -243,7 +248,7 @@ class SeriesView(QWidget):
         self.marker.setVisible(False)
         self._convert = functools.partial(
             series.decoded_values,
-            source.var,
+            None if self.raw else source.var,
             field_name=state.field_name,
             complex_mode=state.complex_mode,
         )
@@ -343,7 +348,8 @@ class SeriesView(QWidget):
         self._coord_var = coord_var
         dim = source.dimensions[plan.axis]
         self.plot.setLabel("bottom", series.axis_label(dim, coord_var))
-        self.plot.setLabel("left", series.value_label(source.array.name or "values", source.var))
+        label = series.value_label(source.array.name or "values", source.var)
+        self.plot.setLabel("left", label + (" (stored values)" if self.raw else ""))
         self._schedule()
 
     def _schedule(self) -> None:

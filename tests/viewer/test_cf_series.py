@@ -208,3 +208,15 @@ def test_series_along_another_axis(window, idle, qtbot, tmp_path):
     assert series.x_text(0) == f"{ds.lat.values[0]:.6g}"
     dates = np.datetime_as_string(ds.time.values, unit="D")
     assert f"time={dates[10]}" in series.status.text()
+
+
+def test_raw_plots_the_stored_values(window, idle, qtbot, tmp_path):
+    """``raw=True`` (the image's Raw toggle): the stored int16 values, fill included."""
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=2)
+    stored = xr.open_zarr(path, mask_and_scale=False).tas.values
+    _open(window, idle, str(path))
+    image = window.image
+    window.series.show_point(image.controller.arrays[0], "tas", image.state, 1, 2, raw=True)
+    idle(window)
+    assert np.array_equal(window.series.y, stored[:, 1, 2]) and (stored[:, 1, 2] == -32768).all()
+    assert window.series.plot.getAxis("left").labelText == "air temperature [K] (stored values)"
