@@ -6,8 +6,8 @@ decode to at most ``PIECE_BYTES`` (the engine decodes a whole chunk to take one 
 and caps the series at ``MAX_STEPS`` around the slider's position, with a note saying so. The
 labels follow the CF conventions (``engine.cf``): the values' ``long_name [units]``, coordinate
 values along the x axis, and for CF time the dates of any calendar (cftime for the
-non-standard ones), computed from the tick positions, so that no date is made for points that
-are never labelled.
+non-standard ones) on the ticks the image's axes use (``coordinate_ticks``), computed for the
+ticks and the point under the cursor only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from . import transforms
+from . import coordinate_ticks, coordinates, transforms
 
 #: steps read at most along the axis (the rest is left out, with a note)
 MAX_STEPS = 1_000_000
@@ -115,7 +115,9 @@ def axis_label(dim: str, coord_var) -> str:
         return f"{dim} (index)"
     if coord_var.time is not None:
         return f"{dim} ({coord_var.time.calendar} calendar)"
-    return f"{dim} [{coord_var.units}]" if coord_var.units else dim
+    if coordinates.kind_of(coord_var) != "number" or not coordinates.shown_units(coord_var.units):
+        return dim  # the ticks say "30°N"
+    return f"{dim} [{coord_var.units}]"
 
 
 def numbers_of(coord_var) -> object:
@@ -153,64 +155,26 @@ def time_texts(coord_var, values) -> list[str]:
     return [engine.cf.format_value(d) for d in dates]
 
 
-_UNIT_SECONDS = {"D": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6}
-_DAY_STEPS = (1, 2, 5, 10, 15)
-_MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000, 12000)
-
-
-def time_ticks(time, low: float, high: float, most: int = 8) -> list[float] | None:
-    """Tick positions (numbers of the time unit) between ``low`` and ``high`` that fall on
-    midnights (every 1, 2, 5, 10 or 15 days) or on first days of months and years (of the
-    variable's calendar: a 360_day month is 30 days, a noleap year 365); None for less than
-    two days, or dates the calendar cannot hold: the plot's own ticks then."""
-    per_day = 86400.0 / _UNIT_SECONDS[time.unit]
-    days = (high - low) / per_day
-    if not (math.isfinite(days) and days >= 2):
-        return None
-    try:
-        import cftime  # the calendars numpy cannot hold (engine.cf decodes with it too)
-
-        for step in _DAY_STEPS:
-            if days / step <= most:
-                ref = cftime.num2date(0, time.units, calendar=time.calendar)
-                phase = -(ref.hour * 3600 + ref.minute * 60 + ref.second) / _UNIT_SECONDS[time.unit]
-                first = math.ceil((low - phase) / (step * per_day))
-                count = int((high - phase) // (step * per_day)) - first + 1
-                return [phase + (first + k) * step * per_day for k in range(max(count, 0))]
-        step = next((s for s in _MONTH_STEPS if days / 30.4 / s <= most), None)
-        return None if step is None else _month_ticks(cftime, time, low, high, step, most)
-    except (ValueError, OverflowError):
-        return None
-
-
-def _month_ticks(cftime, time, low: float, high: float, step: int, most: int) -> list[float]:
-    """First days of every ``step``-th month (months counted from year 0, so that yearly
-    ticks fall on January and half-yearly ones on January and July)."""
-    start = cftime.num2date(low, time.units, calendar=time.calendar)
-    month = -(-(start.year * 12 + start.month - 1) // step) * step
-    ticks: list[float] = []
-    for _ in range(2 * most + 2):
-        year, m = divmod(month, 12)
-        date = cftime.datetime(year, m + 1, 1, calendar=time.calendar)
-        number = float(cftime.date2num(date, time.units, calendar=time.calendar))
-        if number > high:
-            break
-        if number >= low:
-            ticks.append(number)
-        month += step
-    return ticks
+def tick_pairs(coord_var, low: float, high: float, count: int) -> list[tuple[float, str]]:
+    """About ``count`` ticks at round coordinate values between the x positions ``low`` and
+    ``high`` (coordinate numbers): ``[(number, text)]``, as the image's axes have them
+    (``coordinate_ticks``: dates on midnights and month or year starts of the variable's
+    calendar, degrees with a hemisphere, round numbers)."""
+    if coord_var.time is not None:
+        return coordinate_ticks.time_ticks(coord_var.time, low, high, count)
+    return coordinate_ticks.number_ticks(coordinates.kind_of(coord_var), low, high, count)
 
 
 def number_text(value: float) -> str:
     return "NaN" if value != value else f"{value:.6g}"
 
 
-def coordinate_text(value) -> str:
-    """A decoded coordinate value for the eye: dates as ``engine.cf.format_value`` writes them,
-    numbers to 6 significant digits ("-78.9706")."""
-    if isinstance(value, (float, np.floating)):
-        return number_text(float(value))
-    return engine.cf.format_value(value)
+def coordinate_text(coord_var, value) -> str:
+    """A decoded coordinate value as the image's readout writes it: "2000-01-05", "45.5°N",
+    "850 hPa"."""
+    if coord_var.time is not None:
+        return engine.cf.format_value(value)
+    return coordinates.value_text(coordinates.kind_of(coord_var), value, coord_var.units)
 
 
 def decoded_values(var, raw: np.ndarray, field_name=None, complex_mode="magnitude"):

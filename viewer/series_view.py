@@ -81,30 +81,32 @@ def read_coordinates(source: Source, plan: series.SeriesPlan) -> tuple:
             texts.append(None)
             continue
         value = engine.cf.decode(source.coord_vars[name], source.coords[name].read(slice(i, i + 1)))
-        texts.append(series.coordinate_text(value[0]))
+        texts.append(series.coordinate_text(source.coord_vars[name], value[0]))
     return numbers, texts
 
 
 class CoordinateAxis(pg.AxisItem):
-    """An x axis whose tick labels come from ``texts(values)`` and positions from
-    ``ticks(low, high)`` (dates of a CF time axis, on midnights and first days of months)."""
+    """An x axis ticked by ``ticks(low, high, count) -> [(value, text)]`` (a coordinate's round
+    values: dates, degrees), else pyqtgraph's own numbers."""
 
     def __init__(self):
         super().__init__("bottom")
-        self.texts = None
         self.ticks = None
+        self._texts: dict[float, str] = {}
 
     def tickValues(self, minVal, maxVal, size):  # noqa: N802, N803 - pyqtgraph's names
         low, high = min(minVal, maxVal), max(minVal, maxVal)
-        values = self.ticks(low, high) if self.ticks is not None else None
-        if not values:
+        pairs = self.ticks(low, high, max(2, int(size // 110))) if self.ticks else None
+        if not pairs:
             return super().tickValues(minVal, maxVal, size)
+        self._texts = dict(pairs)
+        values = [v for v, _ in pairs]
         return [(values[1] - values[0] if len(values) > 1 else 1.0, values)]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph's name
-        if self.texts is None or not values:
+        if self.ticks is None or not all(v in self._texts for v in values):
             return super().tickStrings(values, scale, spacing)
-        return self.texts(values)
+        return [self._texts[v] for v in values]
 
 
 class SeriesView(QWidget):
@@ -340,10 +342,8 @@ class SeriesView(QWidget):
         x = series.x_positions(self._numbers)
         coord_var = source.coord_vars.get(source.dimensions[plan.axis]) if x is not None else None
         self.x = x if x is not None else np.arange(plan.start, plan.stop, dtype=np.float64)
-        is_time = coord_var is not None and coord_var.time is not None
-        self.bottom.texts = functools.partial(series.time_texts, coord_var) if is_time else None
         self.bottom.ticks = (
-            functools.partial(series.time_ticks, coord_var.time) if is_time else None
+            functools.partial(series.tick_pairs, coord_var) if coord_var is not None else None
         )
         self._coord_var = coord_var
         dim = source.dimensions[plan.axis]
@@ -402,11 +402,12 @@ class SeriesView(QWidget):
 
     def x_text(self, k: int) -> str:
         """The x value of point ``k`` as the readout writes it (a date on a CF time axis)."""
-        if self.bottom.texts is not None:
-            return self.bottom.texts([self.x[k]])[0]
-        if self._coord_var is not None:
-            return series.number_text(float(self.x[k]))
-        return str(self.plan.start + k)
+        var = self._coord_var
+        if var is None:
+            return str(self.plan.start + k)
+        if var.time is not None:
+            return series.time_texts(var, [self.x[k]])[0]
+        return series.coordinate_text(var, self.x[k])
 
     def _mouse_moved(self, pos) -> None:
         if self.x is None or self.y is None or not self.x.size:
