@@ -238,3 +238,23 @@ def test_raw_plots_the_stored_values(window, idle, qtbot, tmp_path):
     idle(window)
     assert np.array_equal(window.series.y, stored[:, 1, 2]) and (stored[:, 1, 2] == -32768).all()
     assert window.series.plot.getAxis("left").labelText == "air temperature [K] (stored values)"
+
+
+def test_a_coordinate_of_another_length_is_not_used(window, idle, qtbot, tmp_path):
+    """A 'time' array of 3 values beside a 5-step axis named time: the series runs against
+    the steps (no coordinate), whole."""
+    import zarr
+
+    root = zarr.open_group(tmp_path / "odd.zarr", mode="w")
+    values = np.arange(20.0).reshape(5, 2, 2)
+    v = root.create_array("v", shape=(5, 2, 2), dtype="f8", dimension_names=["time", "y", "x"])
+    v[:] = values
+    t = root.create_array("time", shape=(3,), dtype="i8", dimension_names=["time"])
+    t[:] = [0, 1, 2]
+    t.attrs["units"] = "days since 2000-01-01"
+    _open(window, idle, str(tmp_path / "odd.zarr"), "v")
+    click_pixel(qtbot, window.image, 1, 1)
+    idle(window)
+    series = window.series
+    assert np.array_equal(series.y, values[:, 1, 1]) and np.array_equal(series.x, np.arange(5))
+    assert series.x_text(4) == "4" and series.plot.getAxis("bottom").labelText == "time (index)"
