@@ -70,6 +70,8 @@ def is_idle(window) -> bool:
     current = window.stack.currentWidget()
     if any(current is view and view.busy for view in (window.line, window.scalar, window.table)):
         return False
+    if window.series.busy:
+        return False
     return window.root is not None or bool(window.message_bar.messages())
 
 

@@ -8,6 +8,7 @@ the controller decides whether that needs new data.
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -92,6 +93,7 @@ class ImageView(QWidget):
     painted = Signal(int)
     finished = Signal(int)
     message = Signal(object)
+    point_clicked = Signal(int, int, object)  # level-0 row, column, keyboard modifiers
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -449,11 +451,14 @@ class ImageView(QWidget):
 
     def _main_clicked(self, event) -> None:
         state, pos = self.state, event.scenePos()
-        if state is None or not self.ortho.isVisible():
-            return
-        if not self.view_box.sceneBoundingRect().contains(pos):
+        if state is None or not self.view_box.sceneBoundingRect().contains(pos):
             return
         point = self.view_box.mapSceneToView(pos)
+        row, col = math.floor(point.y()), math.floor(point.x())
+        if 0 <= row < state.shape[state.y_axis] and 0 <= col < state.shape[state.x_axis]:
+            self.point_clicked.emit(row, col, event.modifiers())  # the series panel's
+        if not self.ortho.isVisible():
+            return
         self._crosshair_moved(state.y_axis, int(point.y()))
         self._crosshair_moved(state.x_axis, int(point.x()))
 

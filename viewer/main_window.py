@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import export, messages, open_as_file, pyramid, transforms
+from . import export, messages, open_as_file, pyramid, series_view, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.messages_dock)
         self.messages_dock.hide()
         view_menu.addAction(self.messages_dock.toggleViewAction())
+        series_view.install(self, view_menu)  # self.series, self.series_dock
         view_menu.addAction("Cache size…", self.ask_cache_size)
         self.apply_cache_setting()
 
@@ -490,6 +491,7 @@ class MainWindow(QMainWindow):
         self.line.stop()
         self.scalar.stop()
         self.table.stop()
+        self.series.stop()
 
     def _show_view(self, found, field_name: str | None) -> None:
         self._stop_reads()

@@ -88,7 +88,8 @@ Process-wide
     standard_name, ``Packing``, ``Masking``, ``TimeUnits``, problems with attributes that do
     not parse); ``read_decoded(array, selection)`` the CF-decoded values (the raw ones stay
     what ``array[...]`` returns); ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
-    ``cf.coordinate_labels``. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    ``cf.coordinate_labels``; ``cf.coordinate_names(members)``: which of a group's children
+    are coordinates (no read). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
