@@ -460,8 +460,9 @@ class MainWindow(QMainWindow):
     def _show_data(self, token: int, node, found, group) -> None:
         if token != self._show_token:
             return
-        if group is not None:
-            self.info.show_node(node, self.store_url, multiscale_group=group)
+        channels = found.channels if found is not None else ()
+        if group is not None or channels:
+            self.info.show_node(node, self.store_url, multiscale_group=group, channels=channels)
         if found is None:  # a plain group
             self.image.clear()
             self.placeholder.setText(f"Group /{node.path}: select an array to see its data.")

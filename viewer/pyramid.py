@@ -28,6 +28,15 @@ class Pyramid:
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
     image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
 
+    @property
+    def channels(self) -> tuple:
+        """The engine's ``Channel`` of each index along the image's channel axis (``omero``'s,
+        else a default palette); empty without one."""
+        axis = self.image.channel_axis if self.image is not None else None
+        if axis is None or axis >= len(self.levels[0].shape):
+            return ()
+        return self.image.channels(self.levels[0].shape[axis])
+
 
 def dataset_paths(group) -> list[str]:
     """Paths of the first multiscale's datasets, finest first ([] if not an OME-Zarr image)."""
