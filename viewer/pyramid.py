@@ -54,7 +54,7 @@ def _parent_path(path: str) -> str | None:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _build(node, group, paths: list[str]) -> Pyramid | None:
+def _build(node, group, paths: list[str], image) -> Pyramid | None:
     arrays = []
     for path in paths:
         child = group[path]
@@ -72,7 +72,7 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
         arrays=arrays,
         group=group,
         axis_names=_axis_names(group, arrays[0]),
-        image=ome_image(group),
+        image=image,
     )
 
 
@@ -144,8 +144,9 @@ def find_pyramid(root, node) -> Pyramid | None:
 
 def _build_safe(node, group, paths):
     try:
+        image = ome_image(group)  # first: it fetches the metadata of every level at once
         first = group[paths[0]]
-        return _build(first, group, paths)
+        return _build(first, group, paths, image)
     except Exception:
         logger.warning("cannot use the multiscales of %s", group.path, exc_info=True)
         return None

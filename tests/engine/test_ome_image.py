@@ -157,3 +157,21 @@ def test_blender_keeps_its_buffers_and_blends_the_same_pixels():
     floats[0, 0, :3] = [np.nan, np.inf, -np.inf]
     got = blender(list(floats), colors[:2], [(0, 10), (0, 10)])
     assert np.abs(got.astype(int) - oracle(list(floats), colors[:2], [(0, 10)] * 2)).max() <= 1
+
+
+def test_image_fetches_its_levels_and_labels_in_one_round_trip(ome_images, http_server):
+    """Over HTTP, ``image`` asks for the documents of every level and of the labels group at
+    once; opening the levels afterwards fetches nothing more (one after another, a viewer
+    opening a remote image took a round trip per level)."""
+    written = ome_images("ome-zarr-py", "0.4")
+    server = http_server(written.path, latency=0.05)
+    root = zarrfs.open(server.url)
+    server.stats.reset()
+    found = engine.image(root)
+    assert found.labels == ("nuclei",)
+    assert server.stats.round_trips() == 1
+    asked = len(server.stats.records())
+    arrays = engine.levels(root, found.multiscale)
+    assert [a.shape for a in arrays] == [(3, 4, 48, 64), (3, 4, 24, 32)]
+    assert len(server.stats.records()) == asked
+    np.testing.assert_array_equal(arrays[0][:, 2], written.data[:, 2])

@@ -33,7 +33,8 @@ Broken
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),
     ``name in group``, ``iter(group)``, ``members()`` (sorted ``(name, node)`` pairs),
-    ``arrays()``, ``groups()``.
+    ``arrays()``, ``groups()``, ``prefetch(names)`` (the metadata of several nodes below in
+    one round trip: opening them afterwards costs none).
 
 Array
     ``shape``, ``ndim``, ``size``, ``dtype`` (NumPy dtype, native byte order; ``object`` for

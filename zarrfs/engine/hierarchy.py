@@ -368,6 +368,17 @@ class Group(Node):
             )
         return _node(self._hierarchy, path, meta)
 
+    def prefetch(self, names) -> None:
+        """Fetch the metadata of the nodes at ``names`` (relative paths, "a/b" too) in one
+        round trip, so that opening them afterwards costs none. Names that are not nodes are
+        passed over; a broken one raises when it is opened."""
+        paths = [
+            _join(self.path, *parts)
+            for parts in ([p for p in n.split("/") if p] for n in names)
+            if parts and all(is_usable(p) for p in parts)
+        ]
+        self._hierarchy.prefetch(paths)
+
     def members(self) -> list[tuple[str, Group | Array]]:
         return [(n, self[n]) for n in self.keys()]
 
