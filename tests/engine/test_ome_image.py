@@ -175,3 +175,22 @@ def test_image_fetches_its_levels_and_labels_in_one_round_trip(ome_images, http_
     assert [a.shape for a in arrays] == [(3, 4, 48, 64), (3, 4, 24, 32)]
     assert len(server.stats.records()) == asked
     np.testing.assert_array_equal(arrays[0][:, 2], written.data[:, 2])
+
+
+def test_an_image_without_labels_asks_for_them_once(ome_images, http_server, tmp_path):
+    """The labels group's documents come with the levels'; found absent there, they are not
+    asked for again (only the listing that would find an implicit group follows)."""
+    import shutil
+
+    written = ome_images("ome-zarr-py", "0.5")
+    copy = tmp_path / "no_labels.zarr"
+    shutil.copytree(written.path, copy)
+    shutil.rmtree(copy / "labels")
+    server = http_server(copy, latency=0.2)
+    root = zarrfs.open(server.url)
+    server.stats.reset()
+    found = engine.image(root)
+    assert found.labels == ()
+    documents = server.stats.records(r"/labels/(zarr\.json|\.zarray|\.zgroup|\.zattrs)$")
+    assert len(documents) == 4  # each asked for once
+    assert server.stats.round_trips() <= 2  # the documents with the levels', then a listing

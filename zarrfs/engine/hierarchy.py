@@ -69,6 +69,7 @@ class Hierarchy:
         self.nodes: dict[str, Metadata | None] = {}
         self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
         self.consolidated: dict[str, Metadata] | None = None
+        self._undocumented: set[str] = set()  # prefetched paths that had no metadata document
         self._lock = threading.Lock()
 
     def load_root(self) -> Metadata:
@@ -114,6 +115,8 @@ class Hierarchy:
             meta = self.consolidated.get(path)
             if meta is None and any(k.startswith(path + "/") for k in self.consolidated):
                 meta = GroupMetadata(3, implicit=True)
+        elif path in self._undocumented:  # asked for in a prefetch already: no need again
+            meta = self._implicit(path)
         else:
             keys = [f"{path}/{d}" for d in _DOCS]
             got = _settled(dict(zip(_DOCS, self._documents(keys), strict=True)))
@@ -138,9 +141,11 @@ class Hierarchy:
                 with self._lock:
                     self.errors[p] = exc
                 continue
-            if meta is not None:
-                with self._lock:
+            with self._lock:
+                if meta is not None:
                     self.nodes[p] = meta
+                else:
+                    self._undocumented.add(p)
 
     def _documents(self, keys: list[str]) -> list:
         """Every document in one round trip: bytes, None where absent, or the StoreError of
