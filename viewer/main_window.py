@@ -323,8 +323,11 @@ class MainWindow(QMainWindow):
         *,
         path: str | None = None,
         indices: list[int] | None = None,
+        opening=None,
     ) -> None:
-        """Open ``url`` in the background; then show ``path`` (a node inside) if given."""
+        """Open ``url`` in the background; then show ``path`` (a node inside) if given.
+        ``opening``: a future of that open already under way (``zarrfs view`` starts it
+        before Qt loads, ``early_open``)."""
         options = dict(options or {})
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
@@ -336,7 +339,7 @@ class MainWindow(QMainWindow):
         self.root = None
         self.store_url, self.storage_options = url, options
         self.background.run(
-            lambda: engine.open(url, **options),
+            opening.result if opening is not None else lambda: engine.open(url, **options),
             lambda node: self._opened(url, options, node),
             lambda exc: self._open_failed(url, exc),
         )
