@@ -125,6 +125,7 @@ def from_command(path: Path, latency: float, repeats: int = 5) -> dict:
     probe = [sys.executable, str(REPO / "benchmarks" / "_view_probe.py")]
     server = HttpServer(path, latency=latency).start()
     times: list[float | None] = []
+    cpu: list[float] = []
     try:
         for k in range(repeats + 1):
             t0 = time.time()
@@ -133,11 +134,13 @@ def from_command(path: Path, latency: float, repeats: int = 5) -> dict:
                     [*probe, server.url], env=env, capture_output=True, text=True, timeout=60
                 )
                 lines = [line for line in done.stdout.splitlines() if line.startswith("first_")]
-                seconds = float(lines[0].split()[1]) - t0 if lines else None
+                fields = lines[0].split() if lines else []
+                seconds = float(fields[1]) - t0 if fields else None
             except subprocess.TimeoutExpired:
-                seconds = None
+                seconds, fields = None, []
             if k:
                 times.append(None if seconds is None else round(seconds, 3))
+                cpu += [float(fields[3])] if len(fields) > 3 else []
     finally:
         server.close()
     measured = [t for t in times if t is not None]
@@ -146,6 +149,7 @@ def from_command(path: Path, latency: float, repeats: int = 5) -> dict:
         "first_composite_pixels_from_command_s_median": round(float(np.median(measured)), 3)
         if measured
         else None,
+        "cpu_s_to_first_composite_pixels_median": round(float(np.median(cpu)), 3) if cpu else None,
     }
 
 
