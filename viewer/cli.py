@@ -94,7 +94,7 @@ def run_view(args: argparse.Namespace) -> int:
     if url and "://" not in url and "::" not in url:
         url = os.path.abspath(url)
     # the store opens while Qt and pyqtgraph load and the window is built (early_open)
-    opening = early_open.start(url, options, args.node) if url else None
+    opening = early_open.start(url, options, args.node, warm=not args.index) if url else None
     try:
         from . import app
     except ImportError as exc:

@@ -70,3 +70,17 @@ def test_a_store_that_cannot_be_opened_is_reported(window, idle, tmp_path):
     assert opening.exception() is not None
     assert window.root is None
     assert any("nothing-here.zarr" in line for line in window.message_bar.messages())
+
+
+def test_the_likely_first_plane_is_read_ahead(ome_images):
+    """``zarrfs view`` starts reading the plane a new window shows first: the default z,
+    every channel, at the level that screen needs."""
+    import zarrfs
+    from zarrfs.viewer import pyramid
+
+    root = zarrfs.open(str(ome_images("ome-zarr-py", "0.4").path))
+    found = pyramid.find_pyramid(root, root)
+    everything = slice(None)
+    assert early_open.first_plane(found) == (0, (everything, 2, everything, everything))
+    # a screen of 20 x 20 pixels: the 24 x 32 level is the coarsest that still fills it
+    assert early_open.first_plane(found, (20, 20)) == (1, (everything, 2, everything, everything))
