@@ -481,8 +481,8 @@ class ImageView(QWidget):
 
     def _composite_controls(self) -> None:
         """The histogram and colormap set the contrast of one plane, a composite has its
-        channels' windows instead; its channel slider has nothing to choose, and the keys
-        step along another axis."""
+        channels' windows instead; its channel slider has nothing to choose (hidden, shown
+        again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
         self.histogram.setVisible(not composite)
         self.colormap_combo.setEnabled(not composite)
@@ -490,9 +490,10 @@ class ImageView(QWidget):
         channels, state = self.controller.channels, self.state
         if channels is None or state is None:
             return
-        for widget in (self.axes.sliders.get(channels.axis), self.axes.spins.get(channels.axis)):
+        axis, axes = channels.axis, self.axes
+        for widget in (axes.sliders.get(axis), axes.spins.get(axis), axes.labels.get(axis)):
             if widget is not None:
-                widget.setEnabled(not composite)
+                widget.setVisible(not composite)
         others = [a for a in state.slider_axes if a != channels.axis]
         if composite and state.slider_axis == channels.axis and others:
             state.slider_axis = others[0]

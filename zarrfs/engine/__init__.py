@@ -33,7 +33,8 @@ Broken
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),
     ``name in group``, ``iter(group)``, ``members()`` (sorted ``(name, node)`` pairs),
-    ``arrays()``, ``groups()``.
+    ``arrays()``, ``groups()``, ``prefetch(names)`` (the metadata of several nodes below in
+    one round trip: opening them afterwards costs none).
 
 Array
     ``shape``, ``ndim``, ``size``, ``dtype`` (NumPy dtype, native byte order; ``object`` for
@@ -76,7 +77,7 @@ Process-wide
     ``Window`` and active flag, defaultZ/T, ``image-label`` colours and properties, names of its
     label images; ``None`` when not an image); ``image_levels(group)``: ``{dataset path:
     Level}`` (nested paths too). ``blend(planes, colors, windows)``: the additive RGB composite
-    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none;
+    of channels (``Blender()``: the same, keeping its working buffers between calls); ``auto_window(values)``: a window for a channel that ``omero`` gives none;
     ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
@@ -110,7 +111,7 @@ from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
-from .composite import auto_window, blend, scale_to_window
+from .composite import Blender, auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -181,6 +182,7 @@ __all__ = [
     "Omero",
     "Window",
     "auto_window",
+    "Blender",
     "blend",
     "scale_to_window",
     "image",

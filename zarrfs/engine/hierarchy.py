@@ -78,6 +78,7 @@ class Hierarchy:
         self.nodes: dict[str, Metadata | None] = {}
         self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
         self.consolidated: dict[str, Metadata] | None = None
+        self._undocumented: set[str] = set()  # prefetched paths that had no metadata document
         self._lock = threading.Lock()
 
     def not_found(self, message: str, node_path: str) -> NodeNotFoundError:
@@ -131,6 +132,8 @@ class Hierarchy:
             meta = self.consolidated.get(path)
             if meta is None and any(k.startswith(path + "/") for k in self.consolidated):
                 meta = GroupMetadata(3, implicit=True)
+        elif path in self._undocumented:  # asked for in a prefetch already: no need again
+            meta = self._implicit(path)
         else:
             keys = [f"{path}/{d}" for d in _DOCS]
             got = _settled(dict(zip(_DOCS, self._documents(keys), strict=True)))
@@ -155,9 +158,11 @@ class Hierarchy:
                 with self._lock:
                     self.errors[p] = exc
                 continue
-            if meta is not None:
-                with self._lock:
+            with self._lock:
+                if meta is not None:
                     self.nodes[p] = meta
+                else:
+                    self._undocumented.add(p)
 
     def _documents(self, keys: list[str]) -> list:
         """Every document in one round trip: bytes, None where absent, or the StoreError of
@@ -371,6 +376,17 @@ class Group(Node):
         if meta is None:
             raise self._hierarchy.not_found(f"no node {name!r} in {self.url}", path)
         return _node(self._hierarchy, path, meta)
+
+    def prefetch(self, names) -> None:
+        """Fetch the metadata of the nodes at ``names`` (relative paths, "a/b" too) in one
+        round trip, so that opening them afterwards costs none. Names that are not nodes are
+        passed over; a broken one raises when it is opened."""
+        paths = [
+            _join(self.path, *parts)
+            for parts in ([p for p in n.split("/") if p] for n in names)
+            if parts and all(is_usable(p) for p in parts)
+        ]
+        self._hierarchy.prefetch(paths)
 
     def members(self) -> list[tuple[str, Group | Array]]:
         return [(n, self[n]) for n in self.keys()]

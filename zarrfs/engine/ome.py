@@ -457,6 +457,11 @@ def image(group) -> Image | None:
     if not found:
         return None
     attrs, path = group.attrs, group.path
+    # its levels and labels group in one round trip: the labels group now, the levels next
+    # (a viewer opens them all at once; one after another, a remote image took five round trips)
+    prefetch = getattr(group, "prefetch", None)
+    if prefetch is not None:
+        prefetch(declared_paths(attrs))
     return Image(
         path,
         found[0],
