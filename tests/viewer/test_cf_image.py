@@ -256,3 +256,21 @@ def test_readout_gives_the_decoded_value_and_its_units(window, idle, tmp_path):
     sst = xr.open_zarr(url)["sst"].isel(time=0).values
     assert view.describe_position(10.5, 7.5).split("]  ")[1] == f"sst = {sst[10, 7]:.6g} K"
     assert view.describe_position(0.5, 0.5).split("]  ")[1] == "sst = fill"
+
+
+def test_full_resolution_png_is_the_decoded_map_north_up(window, idle, qtbot, tmp_path):
+    from PIL import Image
+
+    url = write_xarray(tmp_path / "c.zarr")
+    view = show(window, idle, url, "tas")
+    saved = []
+    window.export_full_png(str(tmp_path / "map.png"), on_done=saved.append)
+    qtbot.waitUntil(lambda: bool(saved), timeout=20_000)
+    exported = np.asarray(Image.open(tmp_path / "map.png").convert("RGB")).astype(int)
+    decoded = xr.open_zarr(url)["tas"].isel(time=0).values[::-1]  # north (last row) on top
+    low, high = view.controller.current_levels
+    grey = np.rint(np.clip((decoded - low) / (high - low), 0, 1) * 255)
+    missing = np.isnan(decoded)
+    assert missing[-3:, :5].all()  # the south-west patch, at the bottom left
+    assert (exported[missing] == 0).all()
+    assert np.abs(exported[~missing] - grey[~missing][:, None]).max() <= 1
