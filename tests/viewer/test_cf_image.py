@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF
 
-from tests.cf_stores import write_xarray
+from tests.cf_stores import TA_FILL_AT, netcdf_tools, write_nczarr, write_xarray
 
 xr = pytest.importorskip("xarray")
 zarr = pytest.importorskip("zarr")
@@ -274,3 +274,32 @@ def test_full_resolution_png_is_the_decoded_map_north_up(window, idle, qtbot, tm
     assert missing[-3:, :5].all()  # the south-west patch, at the bottom left
     assert (exported[missing] == 0).all()
     assert np.abs(exported[~missing] - grey[~missing][:, None]).max() <= 1
+
+
+@pytest.mark.skipif(not netcdf_tools(), reason="netCDF-C's ncgen/nccopy (netcdf-bin) missing")
+@pytest.mark.parametrize("mode", ["nczarr", "zarr"])
+def test_nczarr_variable(window, idle, tmp_path, mode):
+    """netCDF-C's ``ta`` (time, level, lat, lon): packed int16, fill -999, hPa levels."""
+    url = write_nczarr(tmp_path, mode)
+    time, level, lat, lon = TA_FILL_AT
+    view = show(window, idle, url, "ta", indices=[time, level])
+    expected = xr.open_zarr(str(url), consolidated=False)["ta"].isel(time=time, level=level)
+    np.testing.assert_array_equal(drawn(view), expected.values)
+    assert view.describe_position(lat + 0.5, lon + 0.5).split("]  ")[1] == "ta = fill"
+    assert view.describe_position(0.5, 1.5).split("]  ")[1] == f"ta = {expected.values[0, 1]:.1f} K"
+    assert not view.view_box.state["yInverted"]  # latitudes -60 to 60: north up
+    assert view.view_box.state["aspectLocked"]
+    view.axes.y_combo.setCurrentIndex(1)  # rows: level (hPa), columns: lon
+    idle(window)
+    assert not view.view_box.state["aspectLocked"] and view.view_box.state["yInverted"]
+
+
+def test_orthogonal_views_are_decoded_too(window, idle, tmp_path):
+    url = write_xarray(tmp_path / "c.zarr")
+    view = show(window, idle, url, "tas")
+    view.set_ortho(True)
+    idle(window)
+    y, x = view.state.indices[1], view.state.indices[2]
+    tas = xr.open_zarr(url)["tas"].values
+    np.testing.assert_array_equal(view.ortho.xz.image_item.image, tas[:, y, :])
+    np.testing.assert_array_equal(view.ortho.yz.image_item.image, tas[:, :, x].T)
