@@ -60,7 +60,7 @@ class CFControls(QObject):
         self.raw_check.blockSignals(True)
         self.raw_check.setChecked(False)
         self.raw_check.blockSignals(False)
-        self.raw_check.setVisible(cf is not None and cf.decodes)
+        self.raw_check.setVisible(cf is not None and cf.has_raw)
         self._apply_values()
         if self.view.state is not None:
             self.view.state.centre = self._centre()

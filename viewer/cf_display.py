@@ -108,6 +108,20 @@ class CFView:
         """Decoding changes the values: drawn decoded unless raw is asked for."""
         return self.variable.encoded
 
+    @property
+    def has_raw(self) -> bool:
+        """The stored values differ from the decoded ones other than by NaN for NaN: packed,
+        dates, or a fill that is a number (xarray's float32 with a NaN ``_FillValue`` has no
+        other raw view)."""
+        var = self.variable
+        masking = var.masking
+        numbers = masking is not None and (
+            any(v == v for v in masking.fill_values)
+            or masking.valid_min is not None
+            or masking.valid_max is not None
+        )
+        return bool(var.packing or var.time or numbers)
+
     def north_up(self, y_axis: int) -> bool:
         """Rows run south to north: draw row 0 at the bottom (a map reads north up)."""
         axis = self.axes[y_axis] if y_axis < len(self.axes) else CFAxis()
