@@ -10,7 +10,7 @@ axes; the colour bar (the histogram's axis) is labelled with the long name and u
 from __future__ import annotations
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QVBoxLayout, QWidget
 
 from . import transforms
 from .cf_display import CFValues, CFView
@@ -18,8 +18,9 @@ from .view_state import DIVERGING
 
 
 class CFControls(QObject):
-    """Owns the check boxes (``bar``, one widget for the toolbar) and applies them to ``view``
-    (an ``ImageView``)."""
+    """Owns the check boxes and applies them to ``view`` (an ``ImageView``): ``bar`` (Raw,
+    Lock aspect) goes in the toolbar, ``centre_box`` under the colour bar (the toolbar must
+    fit a 900-pixel window)."""
 
     def __init__(self, view):
         super().__init__(view)
@@ -36,13 +37,18 @@ class CFControls(QObject):
         self.centre_spin = QDoubleSpinBox()
         self.centre_spin.setRange(-1e12, 1e12)
         self.centre_spin.setDecimals(3)
-        self.centre_spin.setMaximumWidth(110)
+        self.centre_spin.setMaximumWidth(120)
         self.centre_spin.setEnabled(False)
         self.bar = QWidget()
         row = QHBoxLayout(self.bar)
         row.setContentsMargins(0, 0, 0, 0)
-        for widget in (self.raw_check, self.aspect_check, self.centre_check, self.centre_spin):
-            row.addWidget(widget)
+        row.addWidget(self.raw_check)
+        row.addWidget(self.aspect_check)
+        self.centre_box = QWidget()
+        column = QVBoxLayout(self.centre_box)
+        column.setContentsMargins(4, 0, 4, 4)
+        column.addWidget(self.centre_check)
+        column.addWidget(self.centre_spin)
         self.raw_check.setVisible(False)
         self.raw_check.toggled.connect(self._raw_toggled)
         self.aspect_check.toggled.connect(self._aspect_toggled)

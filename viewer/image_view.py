@@ -200,7 +200,10 @@ class ImageView(QWidget):
         images = QHBoxLayout()
         images.addWidget(self.graphics, 2)
         images.addWidget(self.ortho, 1)  # a third of the width when shown
-        images.addWidget(self.histogram)
+        contrast = QVBoxLayout()
+        contrast.addWidget(self.histogram, 1)
+        contrast.addWidget(self.cf_tools.centre_box)
+        images.addLayout(contrast)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -493,6 +496,7 @@ class ImageView(QWidget):
         again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
         self.histogram.setVisible(not composite)
+        self.cf_tools.centre_box.setVisible(not composite)
         self.colormap_combo.setEnabled(not composite)
         self.auto_levels.setEnabled(not composite)
         channels, state = self.controller.channels, self.state
