@@ -62,7 +62,7 @@ def safe_histogram(image_item, bins: int = 256):
         image = image_item.image
         if image is None or image.size == 0 or image.ndim != 2:  # a composite has no histogram
             return None, None
-        step = max(1, int(np.sqrt(image.size / 250_000)))
+        step = max(1, math.ceil(math.sqrt(image.size / 65_536)))  # its shape, from 64 Ki values
         with np.errstate(all="ignore"):
             sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
         sample = sample[np.isfinite(sample)]

@@ -453,7 +453,7 @@ class PlaneController(QObject):
     def _levels(self) -> tuple[float, float]:
         state = self.state
         if state.auto_levels or state.levels is None:
-            step = max(1, int(math.sqrt(self.display.size / 250_000)))
+            step = max(1, math.ceil(math.sqrt(self.display.size / 65_536)))  # 64 Ki values
             mask = self.loaded[::step, ::step] | self.approx[::step, ::step]
             sample = self.display[::step, ::step][mask] if mask.any() else self.display[:0]
             found = transforms.robust_levels(sample)
