@@ -82,7 +82,7 @@ class CFAxis:
     """One dimension as the picture sees it."""
 
     kind: str | None = None  # NORTH, EAST, TIME, VERTICAL, OTHER (a coordinate of no known kind)
-    ascending: bool | None = None  # coordinate values increase with the index (None: unknown)
+    ascending: bool | None = None  # a latitude's values increase with the index (None: unknown)
 
 
 def axis_kind(name: str, coordinate: engine.CFVariable | None) -> str | None:
@@ -146,9 +146,10 @@ class CFView:
 
 
 def describe(root, node) -> CFView | None:
-    """The CF view of ``node`` (in the background: opens the coordinate variables beside it
-    and reads the first and last value of a horizontal one). None for what is not a real
-    numeric array of two or more dimensions."""
+    """The CF view of ``node`` (in the background: opens the coordinate variables beside it,
+    one metadata request each where the store has no consolidated metadata, and reads the
+    first and last value of a latitude). None for what is not a real numeric array of two or
+    more dimensions."""
     if node.kind != "array" or node.ndim < 2 or np.dtype(node.dtype).kind not in "iuf":
         return None
     variable = engine.cf.variable(node)
@@ -172,7 +173,7 @@ def _axis(name: str, array) -> CFAxis:
     if array is None:
         return CFAxis(axis_kind(name, None))
     kind = axis_kind(name, engine.cf.variable(array))
-    if kind not in (NORTH, EAST):
+    if kind != NORTH:  # only the rows' direction is used (north up): read nothing else
         return CFAxis(kind)
     try:
         ends = engine.cf.coordinate(array)
