@@ -37,7 +37,7 @@ class CFControls(QObject):
         self.centre_spin = QDoubleSpinBox()
         self.centre_spin.setRange(-1e12, 1e12)
         self.centre_spin.setDecimals(3)
-        self.centre_spin.setMaximumWidth(120)
+        self.centre_spin.setMaximumWidth(100)  # no wider than the colour bar above
         self.centre_spin.setEnabled(False)
         self.bar = QWidget()
         row = QHBoxLayout(self.bar)
@@ -46,7 +46,7 @@ class CFControls(QObject):
         row.addWidget(self.aspect_check)
         self.centre_box = QWidget()
         column = QVBoxLayout(self.centre_box)
-        column.setContentsMargins(4, 0, 4, 4)
+        column.setContentsMargins(2, 0, 2, 4)
         column.addWidget(self.centre_check)
         column.addWidget(self.centre_spin)
         self.raw_check.setVisible(False)
