@@ -8,6 +8,13 @@ entry settles it exactly once, with a :class:`ChunkResult`: loaded, missing, fai
 every waiter wakes with it, so no wait outlives the read it waits for. A chunk larger than a
 quarter of the budget is not kept (it would evict everything else for one use). The budget comes
 from ``ZARRFS_CACHE_BYTES`` or :func:`set_cache_size`.
+
+A chunk whose fetch stalled (:class:`StoreTimeoutError`: no answer within the timeout, twice)
+stays in the table as that failure for :data:`STALL_MEMORY` seconds, whatever the budget: reads
+claiming it meanwhile get the failure at once instead of waiting out the same timeouts again
+(through the mount, one ``read()`` whose pages failed becomes a request per page, each needing
+the same chunks). Never data: only the failure is kept, and the first read after the moment
+fetches the chunk again.
 """
 
 from __future__ import annotations
@@ -16,13 +23,15 @@ import copy
 import logging
 import os
 import threading
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import stats
+from .errors import StoreTimeoutError
 from .sizes import human_size, parse_size
 
 log = logging.getLogger(__name__)
@@ -31,6 +40,9 @@ DEFAULT_BYTES = 512 * 2**20
 
 #: how often a waiting read looks whether it was cancelled meanwhile (seconds)
 _POLL_SECONDS = 0.05
+
+#: seconds a chunk whose fetch stalled answers its failure at once (see the module docstring)
+STALL_MEMORY = 3.0
 
 
 def _default_capacity() -> int:
@@ -85,12 +97,13 @@ class Entry:
     """One chunk of the table. Pending while ``result`` is None; the event exists only once a
     second read waits (most chunks never have a waiter)."""
 
-    __slots__ = ("event", "nbytes", "result")
+    __slots__ = ("event", "nbytes", "result", "until")
 
     def __init__(self) -> None:
         self.result: ChunkResult | None = None
         self.event: threading.Event | None = None
         self.nbytes = 0
+        self.until = 0.0  # a remembered stall: answered at once until then (monotonic)
 
     def wait(self, cancelled: Callable[[], bool]) -> ChunkResult:
         """The result, once the read that owns the chunk settles it; ABANDONED at once when
@@ -109,22 +122,29 @@ class ChunkTable:
         self.size = 0
         self._items: OrderedDict[Hashable, Entry] = OrderedDict()
         self._lock = threading.Lock()
+        self._stalls: deque[tuple[float, Hashable, Entry]] = deque()  # oldest first
 
     def claim(
         self, keys: list
     ) -> tuple[dict[int, np.ndarray], list[tuple[int, Entry]], list[tuple[int, Entry]]]:
         """For each key, by index: its kept chunk (a hit); or the caller now owns it (it must
-        :meth:`settle` that entry); or another read owns it (the entry to wait on)."""
+        :meth:`settle` that entry); or another read owns it, or it stalled a moment ago (the
+        entry to wait on: a remembered stall answers at once)."""
         hits: dict[int, np.ndarray] = {}
         owned: list[tuple[int, Entry]] = []
         waited: list[tuple[int, Entry]] = []
         items = self._items
         with self._lock:
+            self._forget_stalls()
             for i, key in enumerate(keys):
                 entry = items.get(key)
+                if entry is not None and entry.until and entry.until <= time.monotonic():
+                    entry = None  # remembered long enough: fetched again
                 if entry is None:
                     entry = items[key] = Entry()
                     owned.append((i, entry))
+                elif entry.until:
+                    waited.append((i, entry))
                 elif entry.result is not None:
                     items.move_to_end(key)
                     hits[i] = entry.result.chunk  # type: ignore[assignment]
@@ -146,7 +166,10 @@ class ChunkTable:
         if entry.result is not None:  # settled already
             return
         try:
-            if keep and result.status == "loaded":
+            if isinstance(result.error, StoreTimeoutError):
+                result = self._remember(key, entry, result)
+                keep = True
+            elif keep and result.status == "loaded":
                 keep = self._keep(key, entry, result)
             if not keep:
                 self._drop(key, entry)
@@ -161,6 +184,29 @@ class ChunkTable:
                 entry.result = result
             if entry.event is not None:
                 entry.event.set()
+
+    def _remember(self, key: Hashable, entry: Entry, result: ChunkResult) -> ChunkResult:
+        """Keep a stalled chunk's failure for :data:`STALL_MEMORY` seconds; the failure that
+        its waiters, and the reads claiming it meanwhile, get."""
+        error = copy.copy(result.error)
+        error.message = f"{error.message} (reads of this chunk fail at once for {STALL_MEMORY:g} s)"
+        error.args = (error.message,)
+        error.__cause__ = result.error
+        if entry.event is None:
+            entry.event = threading.Event()  # set by settle(): later claims wait on it
+        with self._lock:
+            if self._items.get(key) is entry:
+                entry.until = time.monotonic() + STALL_MEMORY
+                self._stalls.append((entry.until, key, entry))
+        return failed(error)
+
+    def _forget_stalls(self) -> None:
+        """Drop the remembered stalls whose moment has passed (under the lock)."""
+        now = time.monotonic()
+        while self._stalls and self._stalls[0][0] <= now:
+            _, key, entry = self._stalls.popleft()
+            if self._items.get(key) is entry:
+                del self._items[key]
 
     def _drop(self, key: Hashable, entry: Entry) -> None:
         with self._lock:
@@ -185,7 +231,7 @@ class ChunkTable:
         """A kept chunk, or None (nothing is claimed)."""
         with self._lock:
             entry = self._items.get(key)
-            if entry is None or entry.result is None:
+            if entry is None or entry.result is None or entry.until:
                 return None
             self._items.move_to_end(key)
             return entry.result.chunk
@@ -210,13 +256,14 @@ class ChunkTable:
     def clear(self) -> None:
         """Forget every kept chunk (reads under way still settle theirs)."""
         with self._lock:
-            for key in [k for k, e in self._items.items() if e.result is not None]:
+            for key in [k for k, e in self._items.items() if e.result is not None or e.until]:
                 del self._items[key]
+            self._stalls.clear()
             self.size = 0
 
     def info(self) -> dict[str, int]:
         with self._lock:
-            kept = sum(1 for e in self._items.values() if e.result is not None)
+            kept = sum(1 for e in self._items.values() if e.result is not None and not e.until)
             return {"size": self.size, "capacity": self.capacity, "items": kept}
 
     def would_keep(self, nbytes: int) -> bool:

@@ -31,7 +31,14 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from . import confine, gcpause, stats
-from .errors import AccessDeniedError, NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
+from .errors import (
+    AccessDeniedError,
+    NodeNotFoundError,
+    ReadCancelled,
+    StoreError,
+    StoreTimeoutError,
+    ZarrfsError,
+)
 
 log = logging.getLogger(__name__)
 
@@ -350,7 +357,8 @@ class Store:
                 key=req.key,
             )
         else:
-            err = StoreError(
+            kind = StoreTimeoutError if _is_stall(raw) else StoreError
+            err = kind(
                 f"cannot read {req.key!r} from {self.url}: {_describe(raw)}",
                 path=self.url,
                 key=req.key,
