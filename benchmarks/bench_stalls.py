@@ -9,6 +9,10 @@ and the counts: EIO, short reads, wrong bytes (must be 0).
 
     FUSE_LIBRARY_NAME=fuse3 /work/.venv/bin/python benchmarks/bench_stalls.py \
         [--reads 60] [--fraction 0.2] [--timeout 2] [--seed 1] [-o cache_size=0]
+        [--sizes 65536] [--give-up 120]
+
+A read that has not returned after ``--give-up`` seconds ends the run (the mount is then
+stopped, which ends the read with EIO).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +83,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("-o", dest="options", action="append", default=[], help="mount option")
     parser.add_argument("--log", help="keep the daemon's log here")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="bytes per read")
+    parser.add_argument("--give-up", type=float, default=120.0, help="seconds")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,19 +104,28 @@ def main() -> None:
         process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         durations: list[float] = []
         eio = short = wrong = 0
+        sizes = [int(size) for size in args.sizes.split(",")]
+        pool = ThreadPoolExecutor(1)
         try:
             wait_mounted(mountpoint, process)
             rng = random.Random(args.seed)
             fd = os.open(mountpoint / "data.raw", os.O_RDONLY)
             try:
                 for n in range(args.reads):
-                    size = rng.choice(SIZES)
+                    size = rng.choice(sizes)
                     offset = rng.randrange(0, len(expected) - size)
                     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
                     t0 = time.monotonic()
                     try:
-                        got = os.pread(fd, size, offset)
+                        got = pool.submit(os.pread, fd, size, offset).result(args.give_up)
                         outcome = f"{len(got)} bytes"
+                    except FutureTimeout:
+                        durations.append(args.give_up)
+                        print(
+                            f"read {n:3d}: {size:8d} B at {offset:9d}: no answer after "
+                            f"{args.give_up:g} s; giving up"
+                        )
+                        break
                     except OSError as exc:
                         if exc.errno != errno.EIO:
                             raise
@@ -123,6 +140,7 @@ def main() -> None:
             finally:
                 os.close(fd)
         finally:
+            pool.shutdown(wait=False)
             process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout=30)
@@ -132,7 +150,7 @@ def main() -> None:
             server.close()
         print(
             f"\nZARRFS_TIMEOUT={args.timeout}, {args.fraction:.0%} of chunk requests stalling, "
-            f"{len(durations)} reads: median {statistics.median(durations):.2f} s, "
+            f"{len(durations)} reads (sizes {args.sizes}): median {statistics.median(durations):.2f} s, "
             f"p90 {percentile(durations, 0.9):.2f}, p99 {percentile(durations, 0.99):.2f}, "
             f"max {max(durations):.2f}; {eio} EIO, {short} short, {wrong} wrong"
         )
