@@ -11,8 +11,10 @@ start/end records. Sources are in ``tests/http_sources.py``, S3 (moto) in ``test
 
 from __future__ import annotations
 
+import hashlib
 import html
 import logging
+import math
 import re
 import socket
 import struct
@@ -137,11 +139,27 @@ class FaultRule:
     seconds: float = 0.0
     keep: int | None = None  # truncate: body bytes actually sent (default half)
     methods: tuple[str, ...] = ("GET", "HEAD")
+    #: the share of matching requests the fault hits, drawn from ``seed`` and the request
+    #: (method, key, range, and how many times it was asked before): the same requests in the
+    #: same order meet the same faults, whatever the threads' timing
+    fraction: float = 1.0
+    seed: int = 0
+    _asked: Counter = field(default_factory=Counter, repr=False)
 
-    def matches(self, method: str, key: str) -> bool:
+    def matches(self, method: str, key: str, range_: str | None = None) -> bool:
         if self.remaining == 0 or method not in self.methods:
             return False
-        return self.pattern is None or re.search(self.pattern, key) is not None
+        if self.pattern is not None and re.search(self.pattern, key) is None:
+            return False
+        return self.fraction >= 1.0 or self._draw(method, key, range_) < self.fraction
+
+    def _draw(self, method: str, key: str, range_: str | None) -> float:
+        """A number in [0, 1) fixed by the seed, the request, and its repetition."""
+        request = (method, key, range_)
+        n = self._asked[request]
+        self._asked[request] += 1
+        text = f"{self.seed}|{method}|{key}|{range_}|{n}".encode()
+        return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") / 2**64
 
 
 @dataclass
@@ -167,9 +185,11 @@ class Faults:
         """Promise the full Content-Length, send ``keep`` bytes (default half), then close."""
         return self.add(FaultRule("truncate", pattern, count, keep=keep, methods=("GET",)))
 
-    def stall(self, seconds: float, count=None, pattern=None) -> FaultRule:
-        """Wait ``seconds`` (ends early at shutdown) before answering normally."""
-        return self.add(FaultRule("stall", pattern, count, seconds=seconds))
+    def stall(self, seconds: float, count=None, pattern=None, fraction=1.0, seed=0) -> FaultRule:
+        """Wait ``seconds`` (``math.inf``: until the server closes) before answering normally;
+        with ``fraction``, only that share of the matching requests (seeded, see FaultRule)."""
+        rule = FaultRule("stall", pattern, count, seconds=seconds, fraction=fraction, seed=seed)
+        return self.add(rule)
 
     def reset(self, count=None, pattern=None) -> FaultRule:
         """Close the connection with a TCP RST instead of answering.
@@ -183,11 +203,11 @@ class Faults:
         with self._lock:
             self.rules.clear()
 
-    def take(self, method: str, key: str) -> FaultRule | None:
+    def take(self, method: str, key: str, range_: str | None = None) -> FaultRule | None:
         """The rule that applies to this request, consuming one of its uses."""
         with self._lock:
             for rule in self.rules:
-                if rule.matches(method, key):
+                if rule.matches(method, key, range_):
                     if rule.remaining is not None:
                         rule.remaining -= 1
                     return rule
@@ -262,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner.stats.begin()
         try:
             owner.wait(owner.latency)
-            rule = owner.faults.take(self.command, key)
+            rule = owner.faults.take(self.command, key, self.headers.get("Range"))
             self._respond(owner, rule, key, send_body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (e.g. its timeout)
@@ -418,9 +438,10 @@ class HttpServer:
         return f"{self.url}/{quote(key.lstrip('/'))}"
 
     def wait(self, seconds: float) -> None:
-        """Sleep in a handler thread; cut short when the server closes."""
+        """Sleep in a handler thread; cut short when the server closes (``math.inf``: until
+        then)."""
         if seconds > 0:
-            self._closing.wait(seconds)
+            self._closing.wait(None if math.isinf(seconds) else seconds)
 
     def close(self) -> None:
         """Stop accepting, end sleeps, let in-flight answers go out, then drop idle connections."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from fsspec.implementations.http import HTTPFileSystem
 
 import zarrfs
 import zarrfs.engine as engine
+from zarrfs.engine import cache
 
 
 @pytest.fixture(autouse=True)
@@ -352,9 +354,38 @@ def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, v
     with pytest.raises(engine.StoreError):
         arr[2, :64, :64]
     assert server.stats.in_flight == 2 and server.stats.records() == []  # both still stalled
-    with pytest.raises(engine.StoreError, match="unreachable"):
+    # the chunk table remembers the stall (and the store counts as down): no third request
+    with pytest.raises(engine.StoreTimeoutError, match="fail at once"):
         arr[2, :64, :64]
     assert server.stats.in_flight == 2 and server.stats.records() == []  # no third request
+
+
+def test_a_stalled_chunk_fails_at_once_for_a_moment_then_is_fetched_again(
+    http_server, volume, monkeypatch
+):
+    """A chunk whose requests stalled is remembered as that failure for a moment (never as
+    data): a read needing it meanwhile fails at once, without a request; the first read after
+    the moment fetches it again. The other chunks of the plane answered, so the store is not
+    taken as down."""
+    root, data = volume
+    monkeypatch.setenv("ZARRFS_TIMEOUT", "0.5")
+    monkeypatch.setattr(cache, "STALL_MEMORY", 1.5)
+    engine.clear_caches()
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    server.faults.stall(math.inf, pattern=r"c/2/1/1$")
+    with pytest.raises(engine.StoreTimeoutError):
+        arr[2]
+    assert server.stats.in_flight == 2  # the request and its one retry, both unanswered
+    asked = len(server.stats.records())
+    with pytest.raises(engine.StoreTimeoutError, match="fail at once"):
+        arr[2, 64:128, 64:128]
+    assert server.stats.in_flight == 2 and len(server.stats.records()) == asked
+    np.testing.assert_array_equal(arr[2, :64, :64], data[2, :64, :64])  # others still read
+    server.faults.clear()
+    time.sleep(1.6)
+    np.testing.assert_array_equal(arr[2], data[2])
+    engine.clear_caches()
 
 
 def test_user_client_kwargs_keep_the_default_timeout(http_server, volume, monkeypatch):

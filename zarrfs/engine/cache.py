@@ -14,6 +14,13 @@ chunk read before (admission on the second read). For the second, the table reme
 of recent chunks it did not keep (``reread`` on the entry of a chunk claimed again): keeping a
 chunk costs new memory, and touching new memory the first time costs more than decoding (a page
 fault per 4 KiB), so a plane read once is not worth keeping.
+
+A chunk whose fetch stalled (:class:`StoreTimeoutError`: no answer within the timeout, twice)
+stays in the table as that failure for :data:`STALL_MEMORY` seconds, whatever the budget: reads
+claiming it meanwhile get the failure at once instead of waiting out the same timeouts again
+(through the mount, one ``read()`` whose pages failed becomes a request per page, each needing
+the same chunks). Never data: only the failure is kept, and the first read after the moment
+fetches the chunk again.
 """
 
 from __future__ import annotations
@@ -22,13 +29,15 @@ import copy
 import logging
 import os
 import threading
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import stats
+from .errors import StoreTimeoutError
 from .sizes import human_size, parse_size
 
 log = logging.getLogger(__name__)
@@ -41,6 +50,9 @@ _POLL_SECONDS = 0.05
 #: chunks read and not kept that the table remembers (admission on the second read), by the
 #: hash of their key: about 3 MiB (a collision only keeps a chunk on its first read)
 _SEEN_KEYS = 1 << 15
+
+#: seconds a chunk whose fetch stalled answers its failure at once (see the module docstring)
+STALL_MEMORY = 3.0
 
 
 def _default_capacity() -> int:
@@ -100,13 +112,14 @@ class Entry:
     second read waits (most chunks never have a waiter). ``reread``: the chunk was read before
     and not kept (a read admitting chunks on their second read keeps this one)."""
 
-    __slots__ = ("event", "nbytes", "reread", "result")
+    __slots__ = ("event", "nbytes", "reread", "result", "until")
 
     def __init__(self, reread: bool = False) -> None:
         self.result: ChunkResult | None = None
         self.event: threading.Event | None = None
         self.nbytes = 0
         self.reread = reread
+        self.until = 0.0  # a remembered stall: answered at once until then (monotonic)
 
     def wait(self, cancelled: Callable[[], bool]) -> ChunkResult:
         """The result, once the read that owns the chunk settles it; ABANDONED at once when
@@ -127,22 +140,29 @@ class ChunkTable:
         #: hashes of the keys of chunks read and not kept, oldest first (at most _SEEN_KEYS)
         self._seen: OrderedDict[int, None] = OrderedDict()
         self._lock = threading.Lock()
+        self._stalls: deque[tuple[float, Hashable, Entry]] = deque()  # oldest first
 
     def claim(
         self, keys: list
     ) -> tuple[dict[int, np.ndarray], list[tuple[int, Entry]], list[tuple[int, Entry]]]:
         """For each key, by index: its kept chunk (a hit); or the caller now owns it (it must
-        :meth:`settle` that entry); or another read owns it (the entry to wait on)."""
+        :meth:`settle` that entry); or another read owns it, or it stalled a moment ago (the
+        entry to wait on: a remembered stall answers at once)."""
         hits: dict[int, np.ndarray] = {}
         owned: list[tuple[int, Entry]] = []
         waited: list[tuple[int, Entry]] = []
         items = self._items
         with self._lock:
+            self._forget_stalls()
             for i, key in enumerate(keys):
                 entry = items.get(key)
+                if entry is not None and entry.until and entry.until <= time.monotonic():
+                    entry = None  # remembered long enough: fetched again
                 if entry is None:
                     entry = items[key] = Entry(hash(key) in self._seen)
                     owned.append((i, entry))
+                elif entry.until:
+                    waited.append((i, entry))
                 elif entry.result is not None:
                     items.move_to_end(key)
                     hits[i] = entry.result.chunk  # type: ignore[assignment]
@@ -164,7 +184,10 @@ class ChunkTable:
         if entry.result is not None:  # settled already
             return
         try:
-            if keep and result.status == "loaded":
+            if isinstance(result.error, StoreTimeoutError):
+                result = self._remember(key, entry, result)
+                keep = True
+            elif keep and result.status == "loaded":
                 keep = self._keep(key, entry, result)
             if not keep:
                 self._drop(key, entry, seen=result.status == "loaded")
@@ -179,6 +202,29 @@ class ChunkTable:
                 entry.result = result
             if entry.event is not None:
                 entry.event.set()
+
+    def _remember(self, key: Hashable, entry: Entry, result: ChunkResult) -> ChunkResult:
+        """Keep a stalled chunk's failure for :data:`STALL_MEMORY` seconds; the failure that
+        its waiters, and the reads claiming it meanwhile, get."""
+        error = copy.copy(result.error)
+        error.message = f"{error.message} (reads of this chunk fail at once for {STALL_MEMORY:g} s)"
+        error.args = (error.message,)
+        error.__cause__ = result.error
+        if entry.event is None:
+            entry.event = threading.Event()  # set by settle(): later claims wait on it
+        with self._lock:
+            if self._items.get(key) is entry:
+                entry.until = time.monotonic() + STALL_MEMORY
+                self._stalls.append((entry.until, key, entry))
+        return failed(error)
+
+    def _forget_stalls(self) -> None:
+        """Drop the remembered stalls whose moment has passed (under the lock)."""
+        now = time.monotonic()
+        while self._stalls and self._stalls[0][0] <= now:
+            _, key, entry = self._stalls.popleft()
+            if self._items.get(key) is entry:
+                del self._items[key]
 
     def _drop(self, key: Hashable, entry: Entry, seen: bool = False) -> None:
         """Forget a pending entry; ``seen``: remember its key (read, not kept)."""
@@ -210,7 +256,7 @@ class ChunkTable:
         """A kept chunk, or None (nothing is claimed)."""
         with self._lock:
             entry = self._items.get(key)
-            if entry is None or entry.result is None:
+            if entry is None or entry.result is None or entry.until:
                 return None
             self._items.move_to_end(key)
             return entry.result.chunk
@@ -235,14 +281,15 @@ class ChunkTable:
     def clear(self) -> None:
         """Forget every kept chunk (reads under way still settle theirs)."""
         with self._lock:
-            for key in [k for k, e in self._items.items() if e.result is not None]:
+            for key in [k for k, e in self._items.items() if e.result is not None or e.until]:
                 del self._items[key]
             self._seen.clear()
+            self._stalls.clear()
             self.size = 0
 
     def info(self) -> dict[str, int]:
         with self._lock:
-            kept = sum(1 for e in self._items.values() if e.result is not None)
+            kept = sum(1 for e in self._items.values() if e.result is not None and not e.until)
             return {"size": self.size, "capacity": self.capacity, "items": kept}
 
     def would_keep(self, nbytes: int) -> bool:

@@ -97,6 +97,11 @@ class StoreError(ZarrfsError):
     """The storage backend failed (network, permissions, I/O) after bounded retries."""
 
 
+class StoreTimeoutError(StoreError):
+    """A request got no answer within ``ZARRFS_TIMEOUT``, tried again, and again none (a
+    stalled server). The chunk table remembers it for a moment (``cache``)."""
+
+
 class AccessDeniedError(StoreError):
     """The store refused to serve an object (HTTP 403, S3 ``AccessDenied``). A bucket that
     grants reading objects but not listing them answers so for objects that do not exist, too,

@@ -30,11 +30,19 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 from . import confine, stats, store_async
-from .errors import AccessDeniedError, NodeNotFoundError, ReadCancelled, StoreError, ZarrfsError
+from .errors import (
+    AccessDeniedError,
+    NodeNotFoundError,
+    ReadCancelled,
+    StoreError,
+    StoreTimeoutError,
+    ZarrfsError,
+)
 from .store_faults import (
     describe,
     is_absent,
     is_forbidden,
+    is_stall,
     is_unreachable,
     retry_delay,
 )
@@ -206,7 +214,10 @@ class Store:
                 AccessDeniedError,
             )
         else:
-            err = self._error(f"cannot read {req.key!r} from {self.url}: {describe(raw)}", req.key)
+            kind = StoreTimeoutError if is_stall(raw) else StoreError
+            err = self._error(
+                f"cannot read {req.key!r} from {self.url}: {describe(raw)}", req.key, kind
+            )
         err.__cause__ = raw  # returned in the request's place, not raised: chained here
         return err
 

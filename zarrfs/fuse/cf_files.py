@@ -48,8 +48,11 @@ class DecodedBytesFile(ArrayBytesFile):
         self.var = var
         self.itemsize = var.decoded_dtype.itemsize
 
-    def read_elements(self, first: int, stop: int) -> memoryview:
-        stored = self.array.read_flat(self.start + first, self.start + stop)
+    def read_elements(self, first: int, stop: int, deadline: float | None = None) -> memoryview:
+        if deadline is None:
+            stored = self.array.read_flat(self.start + first, self.start + stop)
+        else:
+            stored = self._read_by(first, stop, deadline)
         values = np.ascontiguousarray(engine.cf.decode(self.var, stored))
         return memoryview(values.reshape(-1).view(np.uint8))
 

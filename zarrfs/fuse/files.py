@@ -6,15 +6,31 @@ opt-in formats and live control files; the kernel then reads until a short read 
 trusting ``st_size``). A read of N bytes of an array file decodes only the chunks under those
 bytes (``Array.read_flat``); a handle that sees sequential reads switches to read-ahead windows
 that the engine decodes straight into the handle's buffers (``readahead``).
+
+A read that fails (a stalled or failing store) is asked again: the kernel, which had asked for
+many pages at once, asks for each page of the failed range one by one, within the same
+``read()`` call, until one fails. Without a bound, each of those requests waited out the store's
+timeouts anew (and, being sequential, started read-ahead windows that did too): one ``read()``
+took minutes. So a handle remembers its last failed range: requests inside it, for
+:data:`REASK_HOLD` seconds, are answered without read-ahead and share one deadline,
+:data:`REASK_GRACE` seconds after the failure; past it they fail at once. Chunks that stalled are
+remembered by the engine's chunk table, so those requests fail at once anyway, and chunks that
+arrived are served from its cache. A read-ahead window that fails stops the read-ahead for
+:data:`AHEAD_BACKOFF` seconds.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import TimeoutError as FutureTimeout
 
 import numpy as np
+
+import zarrfs.engine as engine
 
 from .readahead import ReadAhead
 
@@ -25,6 +41,14 @@ _SEQUENTIAL_AFTER = 2
 _MIN_WINDOW = 1 << 20
 _WINDOWS_AHEAD = 4  # the prefetch distance is cut into this many read-ahead windows
 _REORDER_TOLERANCE = 4 << 20  # concurrent readahead may arrive slightly out of order
+
+#: seconds after a failed read during which requests inside its range may still wait for the
+#: store (all together: one deadline); then they fail at once
+REASK_GRACE = 1.0
+#: seconds a failed range is remembered (requests inside it past the grace fail at once)
+REASK_HOLD = 3.0
+#: seconds a handle does not read ahead after a read-ahead window failed
+AHEAD_BACKOFF = 5.0
 
 
 class MountStats:
@@ -146,10 +170,40 @@ class ArrayBytesFile:
         kernel's page cache."""
         return ArrayHandle(self, pages)
 
-    def read_elements(self, first: int, stop: int) -> memoryview:
-        """Bytes of elements ``[first, stop)`` of this file's range (decodes only those chunks)."""
-        values = np.ascontiguousarray(self.array.read_flat(self.start + first, self.start + stop))
+    def read_elements(self, first: int, stop: int, deadline: float | None = None) -> memoryview:
+        """Bytes of elements ``[first, stop)`` of this file's range (decodes only those chunks).
+        With a ``deadline`` (``time.monotonic()``), a read not done by then is cancelled and
+        raises ``StoreError``."""
+        if deadline is None:
+            values = self.array.read_flat(self.start + first, self.start + stop)
+        else:
+            values = self._read_by(first, stop, deadline)
+        values = np.ascontiguousarray(values)
         return memoryview(values.reshape(-1).view(np.uint8))  # datetimes refuse the buffer protocol
+
+    def _read_by(self, first: int, stop: int, deadline: float) -> np.ndarray:
+        """Elements ``[first, stop)`` as background reads, waited for until ``deadline``."""
+        values = np.empty(stop - first, self.array.dtype)
+        futures, offset = [], 0
+        shape = tuple(self.array.shape)
+        try:
+            for _, box in engine.flat_boxes(self.start + first, self.start + stop, shape):
+                count = math.prod(s.stop - s.start for s in box)
+                out = values[offset : offset + count].reshape([s.stop - s.start for s in box])
+                offset += count
+                futures.append(self.array.submit(box, out=out))
+            for future in futures:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+        except FutureTimeout:
+            raise engine.StoreError(
+                f"{self.array.url}: no answer in time after an earlier read of these bytes "
+                f"failed; answering at once for {REASK_HOLD:g} s",
+                path=self.array.url,
+            ) from None
+        finally:  # the engine stops what is still on the wire; ``values`` is never reused
+            for future in futures:
+                future.cancel()
+        return values
 
     def read(self, offset: int, size: int) -> bytes:
         return ArrayHandle(self).read(offset, size)
@@ -165,6 +219,10 @@ class ArrayHandle:
         self._next_offset = -1
         self._sequential_runs = 0
         self._ahead: ReadAhead | None = None
+        self._no_ahead_until = 0.0  # a window failed: no read-ahead until then (monotonic)
+        #: the last failed read: file range [begin, end), the deadline its re-asks share, and
+        #: until when it is remembered
+        self._failed: tuple[int, int, float, float] | None = None
 
     def read(self, offset: int, size: int) -> bytes:
         buffer = bytearray(max(0, min(size, self.file.size - offset)))
@@ -179,33 +237,77 @@ class ArrayHandle:
         if offset >= end:
             return 0
         header = len(file.prefix)
-        self._note_access(offset, end)
+        deadline = self._reask_deadline(offset, end)
+        if deadline is None:
+            self._note_access(offset, end)
         at = 0
         if offset < header:
             part = file.prefix[offset : min(end, header)]
             buffer[: len(part)] = part
             at = len(part)
         if end > header:
-            self._read_data(offset + at - header, end - header, buffer[at : end - offset])
+            try:
+                self._read_data(
+                    offset + at - header, end - header, buffer[at : end - offset], deadline
+                )
+            except Exception:
+                if deadline is None:  # a first failure: its range's re-asks share a deadline
+                    now = time.monotonic()
+                    self._failed = (offset, end, now + REASK_GRACE, now + REASK_HOLD)
+                raise
         file.stats.add("reads")
         file.stats.add("bytes_served", end - offset)
         return end - offset
 
-    def _read_data(self, begin: int, stop: int, dest: memoryview) -> None:
+    def _reask_deadline(self, offset: int, end: int) -> float | None:
+        """The deadline of a request inside the last failed range (a re-ask), None for any
+        other request. Past the deadline, a re-ask fails at once."""
+        failed = self._failed
+        if failed is None:
+            return None
+        begin, stop, deadline, until = failed
+        now = time.monotonic()
+        if now >= until or not (begin <= offset and end <= stop):
+            return None
+        if now >= deadline:
+            raise engine.StoreError(
+                f"{self.file.array.url}: an earlier read of these bytes failed "
+                f"{now - deadline + REASK_GRACE:.1f} s ago; answering at once for "
+                f"{REASK_HOLD:g} s",
+                path=self.file.array.url,
+            )
+        return deadline
+
+    def _read_data(
+        self, begin: int, stop: int, dest: memoryview, deadline: float | None = None
+    ) -> None:
         """Bytes ``[begin, stop)`` of the data part into ``dest``: read ahead when sequential,
-        else exactly."""
-        ahead = self._read_ahead()
-        if ahead is not None and ahead.read_into(begin, stop, dest):
-            return
+        else exactly (by ``deadline``, when given: a re-ask never reads ahead)."""
+        ahead = self._read_ahead() if deadline is None else None
+        if ahead is not None:
+            if ahead.read_into(begin, stop, dest):
+                return
+            self._stop_ahead(time.monotonic() + AHEAD_BACKOFF)
         itemsize = self.file.itemsize
         first = begin // itemsize
-        values = self.file.read_elements(first, -(-stop // itemsize))
+        values = self.file.read_elements(first, -(-stop // itemsize), deadline)
         dest[:] = values[begin - first * itemsize : stop - first * itemsize]
+
+    def _stop_ahead(self, until: float) -> None:
+        """A window failed: no read-ahead until ``until`` (its reads would wait again)."""
+        with self._lock:
+            ahead, self._ahead = self._ahead, None
+            self._sequential_runs = 0
+            self._no_ahead_until = until
+        if ahead is not None:
+            ahead.release()
 
     def _read_ahead(self) -> ReadAhead | None:
         file = self.file
         with self._lock:
             if self._sequential_runs < _SEQUENTIAL_AFTER or file.prefetch_bytes <= 0:
+                return None
+            if time.monotonic() < self._no_ahead_until:
                 return None
             if self._ahead is None:
                 window = max(_MIN_WINDOW, file.prefetch_bytes // _WINDOWS_AHEAD) // file.itemsize
