@@ -1,0 +1,285 @@
+"""CF decoding of values (packing, masking, times), fast: the arithmetic of :mod:`cf`'s
+``decode`` and ``read_decoded``.
+
+CF conventions 1.11, 8.1 "Packed Data" (``stored * scale_factor + add_offset``) and 2.5.1
+(``_FillValue``/``missing_value``/``valid_range`` compared with the *packed* values), with
+xarray's dtype and order of operations, so that the values are bit for bit xarray's.
+
+Where the time goes (a 4096 x 4096 int16 plane, 16.8 M elements, one core): the unpacking is a
+cast, a multiply and an add over 64 Ki-element blocks that stay in the CPU's cache (13 ms);
+the rest is memory. Hence:
+
+* **Blocks of contiguous memory.** Unpacking a chunk's region of a wide plane in place (rows
+  of 512 elements, 32 KiB apart) ran 3x slower than the same work on contiguous memory: rows
+  a power of two apart fall in the same cache sets. Whole rows are decoded instead.
+* **Overlapping the read.** :func:`read` reads with ``Array.submit(on_chunk=...)`` and
+  decodes each band of rows in the decode worker that placed its last chunk, while the other
+  workers are still decompressing, so that unpacking and the first touch of the new float
+  array's pages run on every core alongside the read.
+* **The caller helps.** :func:`decode` of a large array hands blocks to the decode pool and
+  decodes blocks itself until none are left (never waits on a pool it may be running in).
+* **No lookup table.** A table of the decoded value of every 16-bit stored value, applied
+  with ``np.take``, gives the same bits but was 1.5-2.5x slower than the arithmetic here
+  (numpy's gather is a loop of scalar copies; the cast, multiply and add are SIMD), masking
+  included.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import scheduler
+from .cf_time import decode_times
+from .planner import count_chunks, normalize_selection, out_shape
+
+if TYPE_CHECKING:
+    from .cf import Variable
+
+#: elements decoded at a time: the stored block and its float result stay in the CPU's cache
+_BLOCK = 1 << 16
+#: blocks one claim of the shared work takes (fewer claims; still a fair split)
+_CLAIM = 4
+#: elements from which decoding is worth spreading over the decode workers, and a read worth
+#: decoding band by band as its chunks land (below: one thread, after the read)
+_PARALLEL = 1 << 20
+#: chunks from which a read is decoded after it, not band by band: every chunk's event costs
+#: Python time, and a read reporting them plans chunk by chunk (tiny inner chunks of shards)
+_MAX_EVENTS = 1 << 14
+
+
+def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Stored values to the CF view (see :func:`cf.decode`): into ``out`` when given, which
+    must then have the decoded dtype (``var.decoded_dtype``, or any for times) and the stored
+    shape; it may be a strided view (a tile of a larger plane)."""
+    stored = np.asarray(stored)
+    if not var.encoded:
+        return _into(out, stored)
+    if var.time is not None:
+        numbers = stored
+        if var.packing or var.masking:  # unpacked and masked (NaN) as float64, then dates
+            numbers = np.empty(stored.shape, dtype=np.float64)
+            _decode_all(_Numbers(var, stored.dtype), stored, numbers)
+        return _into(out, decode_times(numbers, var.time))
+    target = _target(var, stored.shape, out)
+    _decode_all(_Numbers(var, stored.dtype), stored, target)
+    return target
+
+
+def read(array, selection, var: Variable, out: np.ndarray | None = None) -> np.ndarray:
+    """``array.read(selection)`` decoded (see :func:`cf.read_decoded`). A large read of
+    numbers is decoded band by band as its chunks land."""
+    dims = normalize_selection(selection, tuple(array.shape))
+    shape = out_shape(dims)
+    if (
+        var.time is not None
+        or not var.encoded
+        or not shape
+        or math.prod(shape) < _PARALLEL
+        or count_chunks(dims, tuple(array.chunks)) > _MAX_EVENTS
+    ):
+        return decode(var, array.read(selection), out)
+    target = _target(var, shape, out)
+    stored = np.empty(shape, dtype=array.dtype)
+    bands = _Bands(_Numbers(var, stored.dtype), stored, target)
+    array.submit(selection, out=stored, on_chunk=bands.landed).result()
+    bands.finish()
+    return target
+
+
+def _target(var: Variable, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
+    dtype = var.decoded_dtype
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(f"out must be {dtype} of shape {shape}, not {out.dtype} {out.shape}")
+    return out
+
+
+def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
+    if out is None:
+        return values
+    out[...] = values
+    return out
+
+
+class _Bands:
+    """Decodes a read's rows (along its first axis) once every chunk under them has landed,
+    in the worker that placed the last one. A chunk's ``out_selection`` says which rows it
+    covers and how many elements it placed; a band is complete when they fill its rows."""
+
+    def __init__(self, numbers: _Numbers, stored: np.ndarray, target: np.ndarray):
+        self.numbers, self.stored, self.target = numbers, stored, target
+        self.row_size = math.prod(stored.shape[1:])
+        self.placed: dict[tuple[int, int], int] = {}
+        self.decoded = np.zeros(stored.shape[0], dtype=bool)
+        self.lock = threading.Lock()
+        self.error: BaseException | None = None
+
+    def landed(self, event) -> None:
+        """``on_chunk``: runs in an engine worker; never raises into the reader."""
+        if event.status == "failed":
+            return  # the read raises; nothing to decode
+        rows = range(*event.out_selection[0].indices(self.stored.shape[0]))
+        count = math.prod(
+            len(range(*s.indices(n)))
+            for s, n in zip(event.out_selection, self.stored.shape, strict=True)
+        )
+        if not count:
+            return
+        band = (min(rows[0], rows[-1]), max(rows[0], rows[-1]) + 1)
+        with self.lock:
+            placed = self.placed[band] = self.placed.get(band, 0) + count
+        if placed != (band[1] - band[0]) * self.row_size:
+            return
+        try:
+            rows = slice(*band)
+            _decode_blocks(self.numbers, self.stored[rows], self.target[rows])
+            self.decoded[band[0] : band[1]] = True
+        except BaseException as exc:  # noqa: BLE001 - raised by finish() in the caller
+            self.error = self.error or exc
+
+    def finish(self) -> None:
+        """Decode the rows no band covered (a read with no events for them), then raise the
+        first error a worker met."""
+        if self.error is not None:
+            raise self.error
+        if self.decoded.all():
+            return
+        for first, group in itertools.groupby(range(len(self.decoded)), self.decoded.__getitem__):
+            if not first:
+                rows = list(group)
+                band = slice(rows[0], rows[-1] + 1)
+                _decode_all(self.numbers, self.stored[band], self.target[band])
+
+
+def _decode_all(numbers: _Numbers, stored: np.ndarray, target: np.ndarray) -> None:
+    """Every block of ``stored`` into ``target``: on the decode workers and this thread
+    together when there are enough of them."""
+    blocks = _blocks(stored.shape)
+    if stored.size < _PARALLEL or scheduler.decode_workers() < 2:
+        _decode_blocks(numbers, stored, target, blocks)
+        return
+    claims = [blocks[i : i + _CLAIM] for i in range(0, len(blocks), _CLAIM)]
+    _share(claims, lambda claim: _decode_blocks(numbers, stored, target, claim))
+
+
+def _decode_blocks(
+    numbers: _Numbers, stored: np.ndarray, target: np.ndarray, blocks: list | None = None
+) -> None:
+    for block in _blocks(stored.shape) if blocks is None else blocks:
+        numbers(stored[block], target[block])
+
+
+def _blocks(shape: tuple[int, ...]) -> list[tuple]:
+    """Index tuples splitting an array of ``shape`` into C-order pieces of about ``_BLOCK``
+    elements: whole trailing rows where they fit, else runs along the first axis whose
+    trailing part fits."""
+    if not shape:
+        return [()]
+    axis = 0
+    while axis < len(shape) - 1 and math.prod(shape[axis + 1 :]) > _BLOCK:
+        axis += 1
+    inner = math.prod(shape[axis + 1 :])
+    rows = max(1, _BLOCK // max(1, inner))
+    outer = itertools.product(*(range(n) for n in shape[:axis]))
+    return [
+        (*head, slice(i, min(i + rows, shape[axis])))
+        for head in outer
+        for i in range(0, shape[axis], rows)
+    ]
+
+
+def _share(claims: Sequence, work: Callable[[object], None]) -> None:
+    """``work(claim)`` for each claim, by this thread and up to one task per decode worker,
+    each taking the next claim until none is left. The calling thread works too, so the
+    work ends even when every worker is busy (or this is one of them); tasks that never
+    started are cancelled."""
+    lock = threading.Lock()
+    pending = iter(claims)
+
+    def drain() -> None:
+        while True:
+            with lock:
+                claim = next(pending, None)
+            if claim is None:
+                return
+            work(claim)
+
+    helpers = min(scheduler.decode_workers(), len(claims) - 1)
+    futures = [scheduler.run_decode(drain) for _ in range(helpers)]
+    try:
+        drain()
+    finally:
+        for future in futures:
+            if not future.cancel():
+                future.exception()  # wait for it
+    for future in futures:
+        if not future.cancelled() and future.exception() is not None:
+            raise future.exception()
+
+
+class _Numbers:
+    """How stored blocks of one variable become numbers: settled once per decode from the
+    variable and the stored dtype, then applied block by block (thread-safe: no state)."""
+
+    def __init__(self, var: Variable, dtype: np.dtype):
+        packing, masking = var.packing, var.masking
+        self.scale = packing.scale_factor if packing else None
+        self.offset = packing.add_offset if packing else None
+        info = np.iinfo(dtype) if dtype.kind in "iu" else None
+        fills = [v for v in masking.fill_values if v == v] if masking else []
+        low = masking.valid_min if masking else None
+        high = masking.valid_max if masking else None
+        if info is not None:  # values a stored integer cannot hold need no comparison
+            fills = [v for v in fills if info.min <= v <= info.max]
+            low = low if low is not None and low > info.min else None
+            high = high if high is not None and high < info.max else None
+        self.fills, self.valid_min, self.valid_max = tuple(fills), low, high
+        # the block's range rules out comparisons; only the ends that can rule one out are
+        # computed (a fill at the type's minimum, as xarray's int16 default, needs no max)
+        self.need_low = low is not None or any(info is None or v > info.min for v in fills)
+        self.need_high = high is not None or any(info is None or v < info.max for v in fills)
+        floats = dtype.kind == "f"  # fmin/fmax skip NaN; integers have none
+        self.minimum = np.fmin.reduce if floats else np.minimum.reduce
+        self.maximum = np.fmax.reduce if floats else np.maximum.reduce
+
+    def __call__(self, raw: np.ndarray, out: np.ndarray) -> None:
+        """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the
+        same bits as unpacking first: a masked value is NaN either way. Three passes (a cast,
+        a multiply, an add) are faster than a multiply that casts as it goes (buffered)."""
+        np.copyto(out, raw, casting="unsafe")
+        if self.scale is not None:
+            np.multiply(out, self.scale, out=out)
+        if self.offset is not None:
+            np.add(out, self.offset, out=out)
+        missing = self._missing(raw)
+        if missing is not None:
+            np.copyto(out, np.nan, where=missing)
+
+    def _missing(self, raw: np.ndarray) -> np.ndarray | None:
+        """Where ``raw`` holds a missing value; None when nowhere. A NaN fill needs no mask
+        (NaN stays NaN through unpacking)."""
+        if raw.size == 0 or not (self.need_low or self.need_high):
+            return None
+        low = self.minimum(raw, axis=None) if self.need_low else None
+        high = self.maximum(raw, axis=None) if self.need_high else None
+        tests = [
+            (np.equal, v)
+            for v in self.fills
+            if (low is None or low <= v) and (high is None or v <= high)
+        ]
+        if self.valid_min is not None and low < self.valid_min:
+            tests.append((np.less, self.valid_min))
+        if self.valid_max is not None and high > self.valid_max:
+            tests.append((np.greater, self.valid_max))
+        missing = None
+        for compare, value in tests:
+            hit = compare(raw, value)
+            missing = hit if missing is None else np.logical_or(missing, hit, out=missing)
+        return missing
