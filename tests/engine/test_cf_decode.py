@@ -221,6 +221,25 @@ def test_decode_inside_the_decode_workers_ends(tmp_path):
         _assert_bits(future.result(), expected, "decoded in a worker")
 
 
+def test_read_decoded_inside_every_io_worker_ends(tmp_path, monkeypatch):
+    """Large decoded reads asked from more engine I/O workers than there are: none waits for
+    a background read that no free worker would run."""
+    monkeypatch.setattr(cf_decode, "_PARALLEL", 2_000)
+    stored = np.arange(math.prod(SHAPE), dtype=np.int32).astype(np.int16).reshape(SHAPE)
+    url = write_encoded(tmp_path / "io.zarr", {"v": (stored, {"scale_factor": 0.5}, 3)}, 2, CHUNKS)
+    array = engine.open(str(url))["v"]
+    expected = xr.open_zarr(str(url)).v.values
+    futures = [
+        scheduler.run_io(lambda k=k: (k, cf.read_decoded(array, k % 3)))
+        for k in range(3 * max(8, 2 * scheduler.decode_workers()))
+    ]
+    done, pending = concurrent.futures.wait(futures, timeout=120)
+    assert not pending
+    for future in done:
+        k, decoded = future.result()
+        _assert_bits(decoded, expected[k % 3], f"plane {k % 3} read in an I/O worker")
+
+
 def test_a_chunk_that_fails_fails_the_decoded_read(tmp_path, thresholds):
     stored = np.arange(math.prod(SHAPE), dtype=np.int32).astype(np.int16).reshape(SHAPE)
     url = write_encoded(

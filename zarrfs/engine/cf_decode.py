@@ -76,13 +76,7 @@ def read(array, selection, var: Variable, out: np.ndarray | None = None) -> np.n
     numbers is decoded band by band as its chunks land."""
     dims = normalize_selection(selection, tuple(array.shape))
     shape = out_shape(dims)
-    if (
-        var.time is not None
-        or not var.encoded
-        or not shape
-        or math.prod(shape) < _PARALLEL
-        or count_chunks(dims, tuple(array.chunks)) > _MAX_EVENTS
-    ):
+    if not _band_by_band(array, dims, shape, var):
         return decode(var, array.read(selection), out)
     target = _target(var, shape, out)
     stored = np.empty(shape, dtype=array.dtype)
@@ -90,6 +84,21 @@ def read(array, selection, var: Variable, out: np.ndarray | None = None) -> np.n
     array.submit(selection, out=stored, on_chunk=bands.landed).result()
     bands.finish()
     return target
+
+
+def _band_by_band(array, dims, shape: tuple[int, ...], var: Variable) -> bool:
+    """Whether a read is worth decoding band by band as its chunks land: numbers (times are
+    few, and decoded whole), a million elements or more, not so many chunks that their
+    events cost more than they save, and not asked from an engine worker (which would wait
+    for a background read from inside the pools that read needs)."""
+    return (
+        var.time is None
+        and var.encoded
+        and len(shape) > 0
+        and math.prod(shape) >= _PARALLEL
+        and count_chunks(dims, tuple(array.chunks)) <= _MAX_EVENTS
+        and not threading.current_thread().name.startswith("zarrfs-")
+    )
 
 
 def _target(var: Variable, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
