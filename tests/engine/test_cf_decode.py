@@ -35,7 +35,6 @@ def thresholds(request, monkeypatch):
     if request.param == "shrunk":
         monkeypatch.setattr(cf_decode, "_BLOCK", 500)
         monkeypatch.setattr(cf_decode, "_PARALLEL", 2_000)
-        monkeypatch.setattr(cf_decode, "_CLAIM", 2)
     return request.param
 
 

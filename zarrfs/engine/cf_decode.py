@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 
 #: elements decoded at a time: the stored block and its float result stay in the CPU's cache
 _BLOCK = 1 << 16
-#: blocks one claim of the shared work takes (fewer claims; still a fair split)
-_CLAIM = 4
 #: elements from which decoding is worth spreading over the decode workers, and a read worth
 #: decoding band by band as its chunks land (below: one thread, after the read)
 _PARALLEL = 1 << 20
@@ -174,8 +172,7 @@ def _decode_all(numbers: _Numbers, stored: np.ndarray, target: np.ndarray) -> No
     if stored.size < _PARALLEL or scheduler.decode_workers() < 2:
         _decode_blocks(numbers, stored, target, blocks)
         return
-    claims = [blocks[i : i + _CLAIM] for i in range(0, len(blocks), _CLAIM)]
-    _share(claims, lambda claim: _decode_blocks(numbers, stored, target, claim))
+    _share(blocks, lambda block: numbers(stored[block], target[block]))
 
 
 def _decode_blocks(
@@ -204,23 +201,24 @@ def _blocks(shape: tuple[int, ...]) -> list[tuple]:
     ]
 
 
-def _share(claims: Sequence, work: Callable[[object], None]) -> None:
-    """``work(claim)`` for each claim, by this thread and up to one task per decode worker,
-    each taking the next claim until none is left. The calling thread works too, so the
+def _share(items: Sequence, work: Callable[[object], None]) -> None:
+    """``work(item)`` for each item, by this thread and up to one task per decode worker,
+    each taking the next item until none is left. The calling thread works too, so the
     work ends even when every worker is busy (or this is one of them); tasks that never
-    started are cancelled."""
+    started are cancelled. An item is one block (about 50 µs of work): a worker that the OS
+    sets aside mid-way holds back one block, not a run of them."""
     lock = threading.Lock()
-    pending = iter(claims)
+    pending = iter(items)
 
     def drain() -> None:
         while True:
             with lock:
-                claim = next(pending, None)
-            if claim is None:
+                item = next(pending, None)
+            if item is None:
                 return
-            work(claim)
+            work(item)
 
-    helpers = min(scheduler.decode_workers(), len(claims) - 1)
+    helpers = min(scheduler.decode_workers(), len(items) - 1)
     futures = [scheduler.run_decode(drain) for _ in range(helpers)]
     try:
         drain()
