@@ -140,7 +140,7 @@ def write_encoded(
 
     data, encoding = {}, {}
     for name, (stored, attrs, fill) in variables.items():
-        dims = ("time", "y", "x")[-stored.ndim :]
+        dims = ("time", "y", "x")[3 - stored.ndim :]
         data[name] = (dims, stored, attrs)
         encoding[name] = {"_FillValue": fill}
         if chunks is not None:

@@ -187,7 +187,7 @@ def _blocks(shape: tuple[int, ...]) -> list[tuple]:
     elements: whole trailing rows where they fit, else runs along the first axis whose
     trailing part fits."""
     if not shape:
-        return [()]
+        return [(...,)]  # a 0-d view ((): a scalar, which no ufunc writes into)
     axis = 0
     while axis < len(shape) - 1 and math.prod(shape[axis + 1 :]) > _BLOCK:
         axis += 1
