@@ -252,6 +252,26 @@ def test_read_decoded_inside_every_io_worker_ends(tmp_path, monkeypatch):
         _assert_bits(decoded, expected[k % 3], f"plane {k % 3} read in an I/O worker")
 
 
+def test_concurrent_decoded_reads_each_get_their_own_stored_values(tmp_path, monkeypatch):
+    """Reads in several threads at once: one borrows the kept buffer for its stored values,
+    the others have their own; each decodes its own plane."""
+    monkeypatch.setattr(cf_decode, "_PARALLEL", 2_000)
+    shape = (3, 600, 1000)  # planes that take a while: the reads overlap
+    stored = np.arange(math.prod(shape), dtype=np.int32).astype(np.int16).reshape(shape)
+    variables = {"v": (stored, {"add_offset": -1.5}, None)}
+    url = write_encoded(tmp_path / "t.zarr", variables, 3, (1, 100, 128))
+    array = engine.open(str(url))["v"]
+    expected = xr.open_zarr(str(url)).v.values
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        for _ in range(3):
+            engine.clear_caches()
+            futures = {k: pool.submit(cf.read_decoded, array, k % 3) for k in range(12)}
+            for k, future in futures.items():
+                _assert_bits(future.result(timeout=120), expected[k % 3], f"plane {k % 3}")
+    # a later, smaller read reuses the kept buffer's first bytes
+    _assert_bits(cf.read_decoded(array, (1, slice(0, 40))), expected[1, :40], "smaller")
+
+
 def test_a_chunk_that_fails_fails_the_decoded_read(tmp_path, thresholds):
     stored = np.arange(math.prod(SHAPE), dtype=np.int32).astype(np.int16).reshape(SHAPE)
     url = write_encoded(
