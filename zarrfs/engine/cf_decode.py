@@ -5,23 +5,25 @@ CF conventions 1.11, 8.1 "Packed Data" (``stored * scale_factor + add_offset``) 
 (``_FillValue``/``missing_value``/``valid_range`` compared with the *packed* values), with
 xarray's dtype and order of operations, so that the values are bit for bit xarray's.
 
-Where the time goes (a 4096 x 4096 int16 plane, 16.8 M elements, one core): the unpacking is a
-cast, a multiply and an add over 64 Ki-element blocks that stay in the CPU's cache (13 ms);
-the rest is memory. Hence:
+Where the time goes (a 4096 x 4096 int16 plane, 16.8 M elements, one core): a cast, a multiply
+and an add over 64 Ki-element blocks that stay in the CPU's cache (12 ms), the fill checks (4 ms:
+a block's minimum, and a comparison where it can hold the fill), and the first touch of a new
+128 MB float64 result's pages (10-12 ms on this VM; no faster from two threads at load 4). Hence:
 
 * **Blocks of contiguous memory.** Unpacking a chunk's region of a wide plane in place (rows
   of 512 elements, 32 KiB apart) ran 3x slower than the same work on contiguous memory: rows
   a power of two apart fall in the same cache sets. Whole rows are decoded instead.
 * **Overlapping the read.** :func:`read` reads with ``Array.submit(on_chunk=...)`` and
   decodes each band of rows in the decode worker that placed its last chunk, while the other
-  workers are still decompressing, so that unpacking and the first touch of the new float
-  array's pages run on every core alongside the read.
+  workers are still decompressing, so that unpacking and the first touch of the result's
+  pages run on every core alongside the read (on two busy vCPUs this gained little: see
+  ``benchmarks/README.md``).
 * **The caller helps.** :func:`decode` of a large array hands blocks to the decode pool and
   decodes blocks itself until none are left (never waits on a pool it may be running in).
 * **No lookup table.** A table of the decoded value of every 16-bit stored value, applied
-  with ``np.take``, gives the same bits but was 1.5-2.5x slower than the arithmetic here
-  (numpy's gather is a loop of scalar copies; the cast, multiply and add are SIMD), masking
-  included.
+  with ``np.take``, gives the same bits but took 1.4x as long as the arithmetic, masking
+  included (``bench_cf.py``: 23-28 ms against 17-19 ms a plane, one thread): numpy's gather
+  is a loop of scalar copies, the cast, multiply and add are SIMD.
 """
 
 from __future__ import annotations
