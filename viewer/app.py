@@ -8,6 +8,7 @@ for checks, and works headless with ``QT_QPA_PLATFORM=offscreen``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -70,6 +71,8 @@ def is_idle(window) -> bool:
     current = window.stack.currentWidget()
     if any(current is view and view.busy for view in (window.line, window.scalar, window.table)):
         return False
+    if window.series.busy:
+        return False
     return window.root is not None or bool(window.message_bar.messages())
 
 
@@ -115,8 +118,10 @@ def run(
     timeout: float = 60.0,
     cache_size: int | None = None,
     size: tuple[int, int] | None = None,
+    opening=None,
 ) -> int:
-    """Run the viewer; returns the process exit code."""
+    """Run the viewer; returns the process exit code. ``opening``: a future of the store
+    at ``url`` already being opened (``early_open``)."""
     if screenshot and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import zarrfs.engine as engine
@@ -127,6 +132,7 @@ def run(
     from .main_window import MainWindow
 
     window = MainWindow()
+    gc.freeze()  # what the imports and the window made lives as long as the process: never scanned
     try:
         return _run_window(
             app,
@@ -138,6 +144,7 @@ def run(
             screenshot=screenshot,
             timeout=timeout,
             size=size,
+            opening=opening,
         )
     finally:
         # the process is ending: no read may keep it waiting for a slow or stalled store
@@ -145,13 +152,13 @@ def run(
 
 
 def _run_window(
-    app, window, url, storage_options, *, node, indices, screenshot, timeout, size
+    app, window, url, storage_options, *, node, indices, screenshot, timeout, size, opening=None
 ) -> int:
     if size:
         window.resize(*size)
     window.show()
     if url:
-        window.open_store(url, storage_options or {}, path=node, indices=indices)
+        window.open_store(url, storage_options or {}, path=node, indices=indices, opening=opening)
     if screenshot:
         if not url:
             print("zarrfs view: --screenshot needs a URL", file=sys.stderr)

@@ -1,7 +1,9 @@
 """Which two axes are displayed, and a slider with a spin box for each of the others.
 
-Each slider is labelled with the dimension name; axes of any length (``index_widgets``). The widget only edits a ``ViewState`` through
-signals; the image view decides what to load.
+Each slider is labelled with the dimension name; axes of any length (``index_widgets``). Where
+an axis has a coordinate variable its spin box shows (and takes) the coordinate value, a date
+for a CF time. The widget only edits a ``ViewState`` through signals; the image view decides
+what to load.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class AxisControls(QWidget):
         self.sliders: dict[int, IndexSlider] = {}
         self.spins: dict[int, IndexSpinBox] = {}
         self.labels: dict[int, QLabel] = {}
+        self.coordinates: dict = {}  # axis -> coordinates.AxisCoordinate
         self._updating = False
         self.y_combo.currentIndexChanged.connect(self._combo_changed)
         self.x_combo.currentIndexChanged.connect(self._combo_changed)
@@ -88,6 +91,23 @@ class AxisControls(QWidget):
             self._grid.addWidget(slider, row, 1)
             self._grid.addWidget(spin, row, 2)
             self.sliders[axis], self.spins[axis], self.labels[axis] = slider, spin, label
+            spin.set_coordinate(self.coordinates.get(axis))
+            self._slider_tip(axis)
+
+    def set_coordinates(self, coordinates: dict) -> None:
+        """Show ``{axis: AxisCoordinate}`` values beside the indices (kept across rebuilds)."""
+        self.coordinates = dict(coordinates)
+        self._updating = True
+        try:
+            for axis, spin in self.spins.items():
+                spin.set_coordinate(self.coordinates.get(axis))
+                self._slider_tip(axis)
+        finally:
+            self._updating = False
+
+    def _slider_tip(self, axis: int) -> None:
+        spin = self.spins[axis]
+        self.sliders[axis].setToolTip(spin.textFromValue(spin.value()))
 
     def show_index(self, axis: int, value: int) -> None:
         """Reflect a change made elsewhere (keyboard) without emitting it again."""
@@ -96,6 +116,7 @@ class AxisControls(QWidget):
             if axis in self.sliders:
                 self.sliders[axis].show_index(value)
                 self.spins[axis].setValue(value)
+                self._slider_tip(axis)
         finally:
             self._updating = False
 

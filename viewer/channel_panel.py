@@ -1,5 +1,6 @@
-"""The channel panel of an OME-Zarr image: composite on/off, and per channel its label in its
-colour, a visibility toggle and its window (start and end, or automatic).
+"""The channel panel of an OME-Zarr image: composite on/off, and per channel a swatch of its
+colour beside its label (in the theme's text colour: a dark blue name on the dark theme could
+not be read), a visibility toggle and its window (start and end, or automatic).
 
 Every control changes the plain ``channels.ChannelState`` and emits ``changed`` (re-blend what
 is loaded: no read) or ``composite_changed`` (the plane on screen changes: a new request).
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
     QGridLayout,
+    QLabel,
     QWidget,
 )
 
@@ -32,6 +34,7 @@ class ChannelPanel(QWidget):
         self.composite_check = QCheckBox("Composite (C)")
         self.composite_check.toggled.connect(self._composite_toggled)
         self.rows: list[tuple[QCheckBox, QCheckBox, QDoubleSpinBox, QDoubleSpinBox]] = []
+        self.swatches: list[QLabel] = []
         self.hide()
 
     def set_state(self, state: ChannelState | None) -> None:
@@ -40,7 +43,7 @@ class ChannelPanel(QWidget):
             widget = self.grid.takeAt(0).widget()
             if widget is not None and widget is not self.composite_check:
                 widget.deleteLater()
-        self.rows = []
+        self.rows, self.swatches = [], []
         self.state = state
         if state is None:
             self.hide()
@@ -48,7 +51,7 @@ class ChannelPanel(QWidget):
         self.composite_check.blockSignals(True)
         self.composite_check.setChecked(state.composite)
         self.composite_check.blockSignals(False)
-        self.grid.addWidget(self.composite_check, 0, 0, 1, 4)
+        self.grid.addWidget(self.composite_check, 0, 0, 1, 5)
         for k, channel in enumerate(state.channels):
             self._add_row(k, channel)
         self.show()
@@ -56,8 +59,7 @@ class ChannelPanel(QWidget):
     def _add_row(self, k: int, channel) -> None:
         visible = QCheckBox(channel.label)
         visible.setChecked(channel.visible)
-        r, g, b = channel.color
-        visible.setStyleSheet(f"QCheckBox {{ color: rgb({r}, {g}, {b}); font-weight: bold; }}")
+        swatch = color_swatch(channel.color)
         visible.toggled.connect(lambda on, k=k: self._visible(k, on))
         auto = QCheckBox("auto")
         auto.setChecked(channel.window is None)
@@ -70,9 +72,10 @@ class ChannelPanel(QWidget):
             box.valueChanged.connect(lambda _v, k=k: self._window(k))
         auto.toggled.connect(lambda on, k=k: self._auto(k, on))
         row = k + 1
-        for column, widget in enumerate((visible, auto, start, end)):
+        for column, widget in enumerate((swatch, visible, auto, start, end)):
             self.grid.addWidget(widget, row, column)
         self.rows.append((visible, auto, start, end))
+        self.swatches.append(swatch)
 
     def toggle_composite(self) -> None:
         if self.state is not None:
@@ -120,3 +123,13 @@ class ChannelPanel(QWidget):
         if start.value() != end.value():
             self.state.channels[k].window = (start.value(), end.value())
             self.changed.emit()
+
+
+def color_swatch(color: tuple[int, int, int]) -> QLabel:
+    """A small square of ``color`` with a light edge, legible on either theme."""
+    r, g, b = color
+    swatch = QLabel()
+    swatch.setFixedSize(14, 14)
+    swatch.setToolTip(f"#{r:02X}{g:02X}{b:02X}")
+    swatch.setStyleSheet(f"background-color: rgb({r}, {g}, {b}); border: 1px solid #9a9a9a;")
+    return swatch

@@ -3,14 +3,15 @@
 An image with a channel axis opens as a composite: every active channel (``omero`` ``active``)
 added in its colour, each scaled by its own window (``omero`` ``start``/``end``, else
 ``engine.auto_window`` of the loaded pixels, which suits sparse channels). The pixels come from
-``engine.blend``, the same function the mount's ``-o composite`` files use. Toggling a channel
-or changing its window only re-blends the buffered values: nothing is read again.
+``engine.Blender`` (``engine.blend``, as the mount's ``-o composite`` files, keeping its
+working buffers from tile to tile). Toggling a channel or changing its window only re-blends
+the buffered values: nothing is read again.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -36,6 +37,7 @@ class ChannelState:
     axis: int
     channels: list[ChannelView]
     composite: bool = True
+    blender: engine.Blender = field(default_factory=engine.Blender, repr=False, compare=False)
 
     @classmethod
     def for_image(cls, image, shape: tuple[int, ...]) -> ChannelState | None:
@@ -84,7 +86,7 @@ class ChannelState:
         if not shown:
             out[...] = 0
             return out
-        return engine.blend(
+        return self.blender(
             [raw[k] for k in shown],
             [self.channels[k].color for k in shown],
             [windows[k] for k in shown],

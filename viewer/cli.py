@@ -7,10 +7,14 @@ Storage options come from the shared flags of ``zarrfs.storage_options`` (``--an
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
+import os
 import sys
 
 from zarrfs.storage_options import StorageOptionError, common_parser, from_args
+
+from . import early_open
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +89,12 @@ def run_view(args: argparse.Namespace) -> int:
     except StorageOptionError as exc:
         print(f"zarrfs view: {exc}", file=sys.stderr)
         return 2
+    gc.disable()  # the viewer collects on its GUI thread (qt_compat): none while Qt imports
+    url = args.url
+    if url and "://" not in url and "::" not in url:
+        url = os.path.abspath(url)
+    # the store opens while Qt and pyqtgraph load and the window is built (early_open)
+    opening = early_open.start(url, options, args.node, warm=not args.index) if url else None
     try:
         from . import app
     except ImportError as exc:
@@ -94,11 +104,6 @@ def run_view(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    url = args.url
-    if url and "://" not in url and "::" not in url:
-        import os
-
-        url = os.path.abspath(url)
     return app.run(
         url,
         options,
@@ -108,6 +113,7 @@ def run_view(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         cache_size=args.cache_size,
         size=args.size,
+        opening=opening,
     )
 
 

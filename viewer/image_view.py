@@ -8,6 +8,7 @@ the controller decides whether that needs new data.
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 import pyqtgraph as pg
@@ -24,11 +25,12 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import messages, transforms
+from . import coordinates, messages, transforms
 from .axis_controls import AxisControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
 from .ortho_views import OrthoViews
@@ -91,12 +93,13 @@ class ImageView(QWidget):
     painted = Signal(int)
     finished = Signal(int)
     message = Signal(object)
+    point_clicked = Signal(int, int, object)  # level-0 row, column, keyboard modifiers
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.state: ViewState | None = None
         self.graphics = pg.GraphicsLayoutWidget()
-        self.view_box = self.graphics.addViewBox(lockAspect=True, invertY=True)
+        self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
@@ -137,6 +140,7 @@ class ImageView(QWidget):
         self.controller.finished.connect(self.finished)
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
+        self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.channel_panel.composite_changed.connect(self._composite_changed)
@@ -268,6 +272,7 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
+        self.image_axes.load(self.background, node, self.state)
         self._composite_controls()
         self.fit()
 
@@ -280,6 +285,7 @@ class ImageView(QWidget):
         self.scale_bar.setVisible(False)
         self.controller.clear()
         self.state = None
+        self.image_axes.load(None, None, None)
         self.image_item.clear()
         self.composite_item.clear()
 
@@ -324,6 +330,7 @@ class ImageView(QWidget):
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
+            self.image_axes.show(self.state)
             self._composite_controls()
             self._true_aspect()
             self.fit()
@@ -444,11 +451,14 @@ class ImageView(QWidget):
 
     def _main_clicked(self, event) -> None:
         state, pos = self.state, event.scenePos()
-        if state is None or not self.ortho.isVisible():
-            return
-        if not self.view_box.sceneBoundingRect().contains(pos):
+        if state is None or not self.view_box.sceneBoundingRect().contains(pos):
             return
         point = self.view_box.mapSceneToView(pos)
+        row, col = math.floor(point.y()), math.floor(point.x())
+        if 0 <= row < state.shape[state.y_axis] and 0 <= col < state.shape[state.x_axis]:
+            self.point_clicked.emit(row, col, event.modifiers())  # the series panel's
+        if not self.ortho.isVisible():
+            return
         self._crosshair_moved(state.y_axis, int(point.y()))
         self._crosshair_moved(state.x_axis, int(point.x()))
 
@@ -471,8 +481,8 @@ class ImageView(QWidget):
 
     def _composite_controls(self) -> None:
         """The histogram and colormap set the contrast of one plane, a composite has its
-        channels' windows instead; its channel slider has nothing to choose, and the keys
-        step along another axis."""
+        channels' windows instead; its channel slider has nothing to choose (hidden, shown
+        again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
         self.histogram.setVisible(not composite)
         self.colormap_combo.setEnabled(not composite)
@@ -480,9 +490,10 @@ class ImageView(QWidget):
         channels, state = self.controller.channels, self.state
         if channels is None or state is None:
             return
-        for widget in (self.axes.sliders.get(channels.axis), self.axes.spins.get(channels.axis)):
+        axis, axes = channels.axis, self.axes
+        for widget in (axes.sliders.get(axis), axes.spins.get(axis), axes.labels.get(axis)):
             if widget is not None:
-                widget.setEnabled(not composite)
+                widget.setVisible(not composite)
         others = [a for a in state.slider_axes if a != channels.axis]
         if composite and state.slider_axis == channels.axis and others:
             state.slider_axis = others[0]
@@ -581,4 +592,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        return f"[{coords}]  {text}"
+        where = coordinates.readout(self.image_axes.coordinates, index)
+        return f"[{coords}]  {where + '  ' if where else ''}{text}"

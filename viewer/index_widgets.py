@@ -3,6 +3,11 @@
 Qt's QSlider and QSpinBox hold 32-bit ints: an axis longer than 2**31 - 1 overflowed
 ``setRange``. The slider here runs over a scaled range past that (each step a stretch of the
 axis; its ends are the axis's ends), and the spin box holds the exact index as a Python int.
+
+Where the axis has a coordinate variable the spin box shows its value beside the index
+("2000-01-05 (4 / 23)", "850 hPa (1 / 2)") and takes either typed: a date or a value
+(``coordinates.AxisCoordinate.index_of``, the nearest element), or an index ("4", or "#4"
+where a number would be a value).
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import QAbstractSpinBox, QSlider
+
+from .coordinates import AxisCoordinate, spin_text
 
 #: the largest range a QSlider holds
 QT_INT_MAX = (1 << 31) - 1
@@ -48,6 +55,7 @@ class IndexSpinBox(QAbstractSpinBox):
         super().__init__()
         self.last = last
         self._value = 0
+        self.coordinate: AxisCoordinate | None = None
         self.setSuffix(f" / {last}")
         self.lineEdit().setText(self.textFromValue(0))
         self.editingFinished.connect(self._commit)
@@ -56,8 +64,34 @@ class IndexSpinBox(QAbstractSpinBox):
     def setSuffix(self, suffix: str) -> None:  # noqa: N802 - Qt's spelling
         self._suffix = suffix
 
+    def set_coordinate(self, coordinate: AxisCoordinate | None) -> None:
+        """Show (and take) ``coordinate``'s values beside the indices (None: indices only)."""
+        self.coordinate = (
+            coordinate if coordinate is not None and coordinate.size > self.last else None
+        )
+        text = self.textFromValue(self._value)
+        self.lineEdit().setText(text)
+        if self.coordinate is not None:  # room for the widest text: dates run to 19 characters
+            widest = self.textFromValue(self.last).replace(self.coordinate.label(self.last), "")
+            sample = "0000-00-00 00:00:00" + widest
+            self.setMinimumWidth(self.fontMetrics().horizontalAdvance(sample) + 30)
+
     def textFromValue(self, value: int) -> str:  # noqa: N802
+        if self.coordinate is not None:
+            return f"{self.coordinate.label(value)} ({value}{self._suffix})"
         return f"{value}{self._suffix}"
+
+    def index_from_text(self, text: str) -> int | None:
+        """The index ``text`` names: a coordinate value or date, "#4", or "4" (None: none)."""
+        text = spin_text(text) if self.coordinate else text.removesuffix(self._suffix).strip()
+        if self.coordinate is not None and not text.startswith("#"):
+            index = self.coordinate.index_of(text)
+            if index is not None:
+                return index
+        digits = text.removeprefix("#").strip()
+        if digits.isascii() and digits.isdigit():
+            return int(digits)
+        return None
 
     def value(self) -> int:
         return self._value
@@ -81,6 +115,12 @@ class IndexSpinBox(QAbstractSpinBox):
         return flags
 
     def validate(self, text: str, pos: int):
+        if self.coordinate is not None:  # dates and values are typed through partial texts
+            found = self.index_from_text(text)
+            state = QValidator.State.Intermediate
+            if found is not None and found <= self.last:
+                state = QValidator.State.Acceptable
+            return state, text, pos
         digits = text.removesuffix(self._suffix).strip()
         if not digits:
             return QValidator.State.Intermediate, text, pos
@@ -92,8 +132,5 @@ class IndexSpinBox(QAbstractSpinBox):
         return state, text, pos
 
     def _commit(self) -> None:
-        digits = self.lineEdit().text().removesuffix(self._suffix).strip()
-        if digits.isascii() and digits.isdigit():
-            self.setValue(int(digits))
-        else:
-            self.setValue(self._value)
+        index = self.index_from_text(self.lineEdit().text())
+        self.setValue(self._value if index is None else index)

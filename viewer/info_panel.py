@@ -2,7 +2,7 @@
 
 For arrays it shows everything a user asks about a Zarr array (shape, data type, chunks, shards,
 codecs, fill value, dimension names, decoded and stored size); for OME-Zarr images the
-multiscale levels and axes. The stored size lists the store, so it is computed in the
+multiscale levels and axes, and the channels (name, colour, window). The stored size lists the store, so it is computed in the
 background and filled in when it arrives.
 """
 
@@ -14,6 +14,7 @@ import json
 import logging
 
 import numpy as np
+from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -155,6 +156,23 @@ def ome_facts(group) -> list[tuple[str, object]]:
     return [("OME-Zarr multiscales", jsonable(scales))]
 
 
+def channel_rows(channels) -> list[tuple[str, str, tuple[int, int, int]]]:
+    """``("0: DAPI", "#0000FF  window 0-3000", colour)`` for each of the engine's ``Channel``
+    (the text as ``zarrfs info`` writes it)."""
+    rows = []
+    for k, c in enumerate(channels):
+        text = "#" + "".join(f"{v:02X}" for v in c.color)
+        text += f"  window {c.window.start:g}-{c.window.end:g}" if c.window else "  window auto"
+        rows.append((f"{k}: {c.label}", text + ("" if c.active else "  (inactive)"), c.color))
+    return rows
+
+
+def swatch_icon(color: tuple[int, int, int]) -> QIcon:
+    pixmap = QPixmap(12, 12)
+    pixmap.fill(QColor(*color))
+    return QIcon(pixmap)
+
+
 STORED_SIZE_ON_DEMAND = "double-click to compute (lists every chunk)"
 REMOTE_SCHEMES = {"http", "https", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl"}
 
@@ -217,8 +235,9 @@ class InfoPanel(QWidget):
     def _copy(self, text: str) -> None:
         QApplication.clipboard().setText(text)
 
-    def show_node(self, node, store_url: str = "", multiscale_group=None) -> None:
-        """Describe ``node``; ``multiscale_group`` is its OME-Zarr image group, if any."""
+    def show_node(self, node, store_url: str = "", multiscale_group=None, channels=()) -> None:
+        """Describe ``node``; ``multiscale_group`` is its OME-Zarr image group, if any;
+        ``channels`` the engine's ``Channel`` of each index of its channel axis."""
         self._node, self._store_url = node, store_url
         self._token += 1
         is_array = node.kind == "array"
@@ -229,6 +248,7 @@ class InfoPanel(QWidget):
         if ome_source is not None:
             rows += ome_facts(ome_source)
         self._fill_summary(rows)
+        self._add_channels(channels)
         self.attributes.clear()
         attrs = jsonable(node.attrs or {})
         for key, value in itertools.islice(attrs.items(), MAX_ITEMS):
@@ -276,6 +296,19 @@ class InfoPanel(QWidget):
                 item.setText(1, value)
         self.summary.expandToDepth(0)
         self.summary.resizeColumnToContents(0)
+
+    def _add_channels(self, channels) -> None:
+        """A "channels" row, one child per channel: its name, a swatch of its colour, its
+        colour and window as text."""
+        if not channels:
+            return
+        top = QTreeWidgetItem(["channels", str(len(channels))])
+        for name, text, color in channel_rows(channels):
+            child = QTreeWidgetItem([name, text])
+            child.setIcon(0, swatch_icon(color))
+            top.addChild(child)
+        self.summary.addTopLevelItem(top)
+        top.setExpanded(True)
 
     def _set_stored_size(self, token: int, text: str) -> None:
         if token != self._token:

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import export, messages, open_as_file, pyramid, transforms
+from . import export, messages, open_as_file, pyramid, series_view, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -173,6 +173,7 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.messages_dock)
         self.messages_dock.hide()
         view_menu.addAction(self.messages_dock.toggleViewAction())
+        series_view.install(self, view_menu)  # self.series, self.series_dock
         view_menu.addAction("Cache size…", self.ask_cache_size)
         self.apply_cache_setting()
 
@@ -323,8 +324,11 @@ class MainWindow(QMainWindow):
         *,
         path: str | None = None,
         indices: list[int] | None = None,
+        opening=None,
     ) -> None:
-        """Open ``url`` in the background; then show ``path`` (a node inside) if given."""
+        """Open ``url`` in the background; then show ``path`` (a node inside) if given.
+        ``opening``: a future of that open already under way (``zarrfs view`` starts it
+        before Qt loads, ``early_open``)."""
         options = dict(options or {})
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
@@ -336,7 +340,7 @@ class MainWindow(QMainWindow):
         self.root = None
         self.store_url, self.storage_options = url, options
         self.background.run(
-            lambda: engine.open(url, **options),
+            opening.result if opening is not None else lambda: engine.open(url, **options),
             lambda node: self._opened(url, options, node),
             lambda exc: self._open_failed(url, exc),
         )
@@ -460,8 +464,9 @@ class MainWindow(QMainWindow):
     def _show_data(self, token: int, node, found, group) -> None:
         if token != self._show_token:
             return
-        if group is not None:
-            self.info.show_node(node, self.store_url, multiscale_group=group)
+        channels = found.channels if found is not None else ()
+        if group is not None or channels:
+            self.info.show_node(node, self.store_url, multiscale_group=group, channels=channels)
         if found is None:  # a plain group
             self.image.clear()
             self.placeholder.setText(f"Group /{node.path}: select an array to see its data.")
@@ -490,6 +495,7 @@ class MainWindow(QMainWindow):
         self.line.stop()
         self.scalar.stop()
         self.table.stop()
+        self.series.stop()
 
     def _show_view(self, found, field_name: str | None) -> None:
         self._stop_reads()

@@ -33,10 +33,14 @@ class UserMessage:
 def _where(
     exc: BaseException, node: str | None, chunk: tuple[int, ...] | None, url: str | None = None
 ) -> str:
-    """Where it happened: a store's URL as given, else a node's path inside the store."""
+    """Where it happened: a store's URL as given, else a node's path inside the store; what
+    the caller does not say, the error's own fields (``node_path`` below the store's root, else
+    ``store_url`` or ``path``: a URL or a file, never shown as a node)."""
     parts = []
     if node is None and not url:
-        node = getattr(exc, "path", None)
+        node = getattr(exc, "node_path", None) or None
+        if node is None:
+            url = getattr(exc, "store_url", None) or getattr(exc, "path", None)
     if url:
         parts.append(f"'{url}'")
     elif node is not None:

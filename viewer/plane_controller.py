@@ -210,12 +210,17 @@ class PlaneController(QObject):
         )
         array = self.arrays[request.level]
         self.loader.submit(request, array)
-        state = self.state
-        if state.slider_axis is not None:
-            level = self.levels[request.level]
-            axis = state.slider_axis
-            index = min(int(state.indices[axis] / level.factors[axis]), level.shape[axis] - 1)
-            self.loader.prefetch(array, axis, index, level.shape[axis])
+
+    def _prefetch_neighbours(self) -> None:
+        """Warm the cache with the planes next to this one, once it is on screen: started
+        earlier, their decoding took the CPUs the visible plane's copy and blend needed."""
+        request, state = self.request, self.state
+        if request is None or state is None or state.slider_axis is None:
+            return
+        level = self.levels[request.level]
+        axis = state.slider_axis
+        index = min(int(state.indices[axis] / level.factors[axis]), level.shape[axis] - 1)
+        self.loader.prefetch(self.arrays[request.level], axis, index, level.shape[axis])
 
     def _prepare_buffers(self, request: PlaneRequest) -> None:
         state = self.state
@@ -432,6 +437,7 @@ class PlaneController(QObject):
             self.loader.start_fine()  # the preview is on screen: now the real thing
         if self._finished_generation == generation and not self.loader.busy and not self._dirty:
             self.finished.emit(generation)
+            self._prefetch_neighbours()
 
     def _levels(self) -> tuple[float, float]:
         state = self.state

@@ -28,6 +28,15 @@ class Pyramid:
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
     image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
 
+    @property
+    def channels(self) -> tuple:
+        """The engine's ``Channel`` of each index along the image's channel axis (``omero``'s,
+        else a default palette); empty without one."""
+        axis = self.image.channel_axis if self.image is not None else None
+        if axis is None or axis >= len(self.levels[0].shape):
+            return ()
+        return self.image.channels(self.levels[0].shape[axis])
+
 
 def dataset_paths(group) -> list[str]:
     """Paths of the first multiscale's datasets, finest first ([] if not an OME-Zarr image)."""
@@ -45,7 +54,7 @@ def _parent_path(path: str) -> str | None:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
-def _build(node, group, paths: list[str]) -> Pyramid | None:
+def _build(node, group, paths: list[str], image) -> Pyramid | None:
     arrays = []
     for path in paths:
         child = group[path]
@@ -63,7 +72,7 @@ def _build(node, group, paths: list[str]) -> Pyramid | None:
         arrays=arrays,
         group=group,
         axis_names=_axis_names(group, arrays[0]),
-        image=ome_image(group),
+        image=image,
     )
 
 
@@ -135,8 +144,9 @@ def find_pyramid(root, node) -> Pyramid | None:
 
 def _build_safe(node, group, paths):
     try:
+        image = ome_image(group)  # first: it fetches the metadata of every level at once
         first = group[paths[0]]
-        return _build(first, group, paths)
+        return _build(first, group, paths, image)
     except Exception:
         logger.warning("cannot use the multiscales of %s", group.path, exc_info=True)
         return None

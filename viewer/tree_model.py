@@ -4,6 +4,12 @@ Groups report children before they are listed (``hasChildren``) and list them on
 asks (``canFetchMore``/``fetchMore``); the listing runs in the background and the rows are
 inserted when it returns, so a remote store with thousands of groups never blocks the window.
 Results that arrive after a new store was opened are dropped (the model's ``epoch``).
+
+Arrays show their CF ``long_name`` and ``units``; coordinates (CF 5: a 1-D array named like its
+dimension, or one a sibling names in its ``coordinates`` attribute) have their own icon and come
+after the data variables, as xarray and Panoply tell them apart. All of it is worked out in the
+background listing, from the metadata the listing fetched anyway: no read, nothing on the GUI
+thread.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, Qt, Signal
 
+import zarrfs.engine as engine
+
 from . import messages
 from .resources import icon
 from .tasks import Background
@@ -20,9 +28,24 @@ from .tasks import Background
 logger = logging.getLogger(__name__)
 _ROOT = QModelIndex()  # the invalid index: "no parent"
 
-COLUMNS = ("Name", "Shape", "Type")
+COLUMNS = ("Name", "Shape", "Type", "Long name", "Units")
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+@dataclass(frozen=True)
+class CFColumns:
+    """What the CF conventions say about a listed array, as the tree shows it."""
+
+    long_name: str = ""
+    units: str = ""
+    coordinate: str | None = None  # "dimension" | "auxiliary" (``engine.cf.coordinate_names``)
+
+
+COORDINATE_TIPS = {
+    "dimension": "coordinate variable (a 1-D array named like its dimension)",
+    "auxiliary": "auxiliary coordinate (named in a sibling's 'coordinates' attribute)",
+}
 
 
 @dataclass(eq=False)
@@ -38,6 +61,7 @@ class TreeItem:
     error: str | None = None
     row: int = 0
     extra: dict = field(default_factory=dict)
+    cf: CFColumns = field(default_factory=CFColumns)
 
     @property
     def kind(self) -> str:
@@ -82,6 +106,30 @@ def shape_text(node) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
+def cf_columns(node, coordinate: str | None = None) -> CFColumns:
+    """``long_name`` and ``units`` of an array (empty for groups and broken nodes); attributes
+    that do not parse leave the columns empty, never the node unlisted."""
+    if getattr(node, "kind", None) != "array":
+        return CFColumns(coordinate=coordinate)
+    try:
+        var = engine.cf.variable(node)
+    except Exception:  # noqa: BLE001 - a node the CF view cannot describe still lists
+        logger.info("no CF view of /%s", node.path, exc_info=True)
+        return CFColumns(coordinate=coordinate)
+    return CFColumns(var.long_name or "", var.units or "", coordinate)
+
+
+def list_children(group) -> list[tuple[str, object, BaseException | None, CFColumns]]:
+    """``list_members`` with each child's CF columns, data variables first, then coordinates
+    (each part in the listing's order). Runs in the background."""
+    members = list_members(group)
+    coordinates = engine.cf.coordinate_names(
+        (name, node) for name, node, _ in members if node is not None
+    )
+    rows = [(n, node, e, cf_columns(node, coordinates.get(n))) for n, node, e in members]
+    return sorted(rows, key=lambda row: row[3].coordinate is not None)
+
+
 def list_members(group) -> list[tuple[str, object, BaseException | None]]:
     """``(name, node, error)`` per child: one unreadable child must not hide its siblings."""
     try:
@@ -117,6 +165,7 @@ class HierarchyModel(QAbstractItemModel):
         self.epoch += 1
         top = TreeItem(name=label, path=node.path, node=node, parent=self._root)
         top.error = node_error_text(node, top.path)
+        top.cf = cf_columns(node)  # its attributes are in memory already: no I/O
         if not top.is_group:
             top.children = []
         self._root.children = [top]
@@ -193,7 +242,7 @@ class HierarchyModel(QAbstractItemModel):
         item.fetching = True
         epoch, group = self.epoch, item.node
         self._background.run(
-            lambda: list_members(group),
+            lambda: list_children(group),
             lambda members: self._insert(epoch, item, members),
             lambda exc: self._listing_error(epoch, item, exc),
         )
@@ -202,9 +251,9 @@ class HierarchyModel(QAbstractItemModel):
         if epoch != self.epoch:
             return
         children = []
-        for row, (name, node, error) in enumerate(members):
+        for row, (name, node, error, cf) in enumerate(members):
             path = f"{item.path}/{name}" if item.path else name
-            child = TreeItem(name=name, path=path, node=node, parent=item, row=row)
+            child = TreeItem(name=name, path=path, node=node, parent=item, row=row, cf=cf)
             error = error if error is not None or node is None else node.error
             if error is not None:  # not listed, or listed but its data cannot be read
                 message = messages.describe(error, node=path)
@@ -242,6 +291,10 @@ class HierarchyModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
                 return item.name + (" (loading…)" if item.fetching else "")
+            if column == 3:
+                return item.cf.long_name
+            if column == 4:
+                return item.cf.units
             if item.node is None:
                 return "" if column == 1 else ("error" if item.error else "")
             if column == 1:
@@ -250,9 +303,13 @@ class HierarchyModel(QAbstractItemModel):
                 type_text(item.node) if item.node is not None and item.node.kind == "array" else ""
             )
         if role == Qt.ItemDataRole.DecorationRole and column == 0:
-            return icon("error" if item.error or item.node is None else node_icon_name(item.node))
+            if item.error or item.node is None:
+                return icon("error")
+            return icon("coordinate" if item.cf.coordinate else node_icon_name(item.node))
         if role == Qt.ItemDataRole.ToolTipRole:
-            return item.error or f"/{item.path}"
+            if item.error or not item.cf.coordinate:
+                return item.error or f"/{item.path}"
+            return f"/{item.path}: {COORDINATE_TIPS[item.cf.coordinate]}"
         if role == NODE_ROLE:
             return item.node
         if role == PATH_ROLE:

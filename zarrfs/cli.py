@@ -112,7 +112,7 @@ def cmd_info(args) -> int:
         sys.stdout.write(format_summary(s))
     if node.error is not None:  # what it has is shown; why its data cannot be read, as an error
         sys.stdout.flush()
-        raise node.error.at(node.error.path or node.url)
+        raise node.error.at(node.error.path or node.url) from node.error
     return 0
 
 
@@ -174,8 +174,12 @@ def cmd_get(args) -> int:
     try:
         data = read_selection(arr, selection, progress=progress)
     except SelectionError as exc:  # out of range for this array: say which array
-        exc.message = f"{args.url}: selection {args.selection}: {exc.message}"
-        raise
+        raise SelectionError(
+            f"{args.url}: selection {args.selection}: {exc.message}",
+            path=arr.url,
+            store_url=arr.store.url,
+            node_path=arr.path,
+        ) from exc
     data = write_output(data, out, suffix)
     print(
         f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",

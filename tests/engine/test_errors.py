@@ -411,3 +411,54 @@ def test_the_cache_budget_from_the_environment_takes_sizes(text, nbytes):
     )
     assert int(result.stdout) == nbytes
     assert ("not a size: 'lots'" in result.stderr) == (text == "lots")
+
+
+def test_a_kept_error_is_raised_fresh_by_each_read_never_edited(zarr_writer):
+    """A broken node's error is kept with it; every read raises a new instance chained to the
+    kept one, which stays as it was built."""
+    w = zarr_writer(np.arange(3), path="bad")
+    (w.root / "bad" / "zarr.json").write_text("{not json")
+    bad = zarrfs.open(str(w.root))["bad"]
+    kept, message = bad.error, bad.error.message
+    raised = []
+    for _ in range(2):
+        with pytest.raises(engine.MetadataError) as err:
+            bad.read()
+        raised.append(err.value)
+    assert raised[0] is not raised[1] and kept not in raised
+    assert all(e.__cause__ is kept for e in raised)
+    assert kept.message == message and kept.__traceback__ is None  # never raised itself
+
+
+def test_a_listing_keeps_a_childs_failure_and_raises_it_fresh(tmp_path):
+    from zarrfs.engine.hierarchy import Hierarchy
+    from zarrfs.engine.store import Store
+
+    hierarchy = Hierarchy(Store.from_url(str(tmp_path)), None)
+    kept = engine.StoreError(f"cannot read 'x/zarr.json' from {tmp_path}", key="x/zarr.json")
+    hierarchy.errors["x"] = kept
+    raised = []
+    for _ in range(2):
+        with pytest.raises(engine.StoreError) as err:
+            hierarchy.metadata("x")
+        raised.append(err.value)
+    assert raised[0] is not raised[1] and all(e.__cause__ is kept for e in raised)
+    assert str(tmp_path / "x") in raised[0].message and kept.path is None
+
+
+def test_a_codecs_own_error_is_named_after_it_in_a_new_error():
+    from zarrfs.engine.codec_registry import BytesSpec, Codec
+    from zarrfs.engine.codecs import _run
+
+    own = engine.ChecksumError("digest differs")
+
+    class Failing(Codec):
+        name = "failing"
+
+        def decode(self, data, spec):
+            raise own
+
+    with pytest.raises(engine.ChecksumError) as err:
+        _run(Failing(), b"x", BytesSpec(8))
+    assert err.value is not own and err.value.__cause__ is own
+    assert err.value.codec == "failing" and own.codec is None

@@ -125,3 +125,72 @@ def test_info_names_channels_pixel_sizes_and_units(ome_images):
     assert "2: RFP  #FF0000  window 500-4000  (inactive)" in text
     assert "s0: z 2 micrometer, y 0.5 micrometer, x 0.5 micrometer" in text
     assert "default plane  z 2, t 0" in text and "nuclei" in text
+
+
+def test_blender_keeps_its_buffers_and_blends_the_same_pixels():
+    """One Blender for planes of several sizes, regions of a larger picture included: each
+    result equals ``blend`` of the same planes, and a float64 oracle within one rounding step."""
+
+    def oracle(planes, colors, windows):
+        total = np.zeros(planes[0].shape + (3,))
+        for plane, color, (start, end) in zip(planes, colors, windows, strict=True):
+            scaled = np.clip((plane.astype(float) - start) / (end - start), 0, 1)
+            total += np.nan_to_num(scaled)[..., None] * np.array(color, float)
+        return np.rint(np.clip(total, 0, 255)).astype(np.uint8)
+
+    rng = np.random.default_rng(3)
+    colors = [(0, 0, 255), (255, 128, 0), (200, 50, 255)]
+    windows = [(100, 3000), (0, 2000), (4000, 500)]  # the last one inverted
+    blender = engine.Blender()
+    picture = np.zeros((40, 50, 3), np.uint8)
+    for shape in ((40, 50), (7, 9), (40, 50), (20, 25)):
+        planes = list(rng.integers(0, 4000, (3, *shape), dtype=np.uint16))
+        if shape == (20, 25):  # into a region of a larger picture
+            got = blender(planes, colors, windows, out=picture[10:30, 5:30])
+            assert got.base is picture or got.base is picture.base
+            np.testing.assert_array_equal(picture[:10], 0)
+        else:
+            got = blender(planes, colors, windows)
+        np.testing.assert_array_equal(got, engine.blend(planes, colors, windows))
+        assert np.abs(got.astype(int) - oracle(planes, colors, windows)).max() <= 1
+    floats = rng.random((2, 6, 6)).astype(np.float32) * 10
+    floats[0, 0, :3] = [np.nan, np.inf, -np.inf]
+    got = blender(list(floats), colors[:2], [(0, 10), (0, 10)])
+    assert np.abs(got.astype(int) - oracle(list(floats), colors[:2], [(0, 10)] * 2)).max() <= 1
+
+
+def test_image_fetches_its_levels_and_labels_in_one_round_trip(ome_images, http_server):
+    """Over HTTP, ``image`` asks for the documents of every level and of the labels group at
+    once; opening the levels afterwards fetches nothing more (one after another, a viewer
+    opening a remote image took a round trip per level)."""
+    written = ome_images("ome-zarr-py", "0.4")
+    server = http_server(written.path, latency=0.05)
+    root = zarrfs.open(server.url)
+    server.stats.reset()
+    found = engine.image(root)
+    assert found.labels == ("nuclei",)
+    assert server.stats.round_trips() == 1
+    asked = len(server.stats.records())
+    arrays = engine.levels(root, found.multiscale)
+    assert [a.shape for a in arrays] == [(3, 4, 48, 64), (3, 4, 24, 32)]
+    assert len(server.stats.records()) == asked
+    np.testing.assert_array_equal(arrays[0][:, 2], written.data[:, 2])
+
+
+def test_an_image_without_labels_asks_for_them_once(ome_images, http_server, tmp_path):
+    """The labels group's documents come with the levels'; found absent there, they are not
+    asked for again (only the listing that would find an implicit group follows)."""
+    import shutil
+
+    written = ome_images("ome-zarr-py", "0.5")
+    copy = tmp_path / "no_labels.zarr"
+    shutil.copytree(written.path, copy)
+    shutil.rmtree(copy / "labels")
+    server = http_server(copy, latency=0.2)
+    root = zarrfs.open(server.url)
+    server.stats.reset()
+    found = engine.image(root)
+    assert found.labels == ()
+    documents = server.stats.records(r"/labels/(zarr\.json|\.zarray|\.zgroup|\.zattrs)$")
+    assert len(documents) == 4  # each asked for once
+    assert server.stats.round_trips() <= 2  # the documents with the levels', then a listing

@@ -293,16 +293,58 @@ def test_cancelled_read_raises_and_stops(zarr_writer):
 
 
 def test_cache_serves_repeat_reads(zarr_writer):
+    """``array[...]`` keeps a chunk once it is read a second time (a plane read once costs no
+    cache memory); the third read is served from the cache. The front ends that come back ask
+    for their chunks to be kept at once: the viewer's ``submit`` and the mount's
+    ``read_flat`` re-reads are served from the cache the second time."""
     data = _volume((1, 64, 64))
     w = zarr_writer(data, chunks=(1, 32, 32))
     arr = zarrfs.open(str(w.root))["array"]
-    arr[...]
+    engine.clear_caches()
+    np.testing.assert_array_equal(arr[...], data)
+    assert engine.cache_info()["items"] == 0  # read once: not kept
+    engine.reset_stats()
+    np.testing.assert_array_equal(arr[...], data)  # read again: decoded and kept
+    s = engine.stats()
+    assert s["chunks_decoded"] == 4 and s["cache_hits"] == 0
+    assert engine.cache_info()["items"] == 4
     engine.reset_stats()
     np.testing.assert_array_equal(arr[...], data)
     s = engine.stats()
     assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
     info = engine.cache_info()
     assert info["size"] > 0 and info["capacity"] > 0
+    for first_read, again in [
+        (lambda: arr.submit(...).result(timeout=30), lambda: arr.submit(...).result(timeout=30)),
+        (lambda: arr.read_flat(0, data.size), lambda: arr.read_flat(0, data.size)),
+    ]:
+        engine.clear_caches()
+        np.testing.assert_array_equal(first_read().reshape(data.shape), data)
+        assert engine.cache_info()["items"] == 4  # kept at once
+        engine.reset_stats()
+        np.testing.assert_array_equal(again().reshape(data.shape), data)
+        s = engine.stats()
+        assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
+
+
+def test_admission_on_the_second_read_is_bounded(zarr_writer, monkeypatch):
+    """The table remembers a bounded number of chunks read and not kept: the oldest are
+    forgotten (read once more, they count as read once); clear_caches forgets them all."""
+    from zarrfs.engine import cache
+
+    monkeypatch.setattr(cache, "_SEEN_KEYS", 2)
+    data = _volume((1, 64, 64))
+    w = zarr_writer(data, chunks=(1, 32, 32))
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.clear_caches()
+    arr[...]  # four chunks seen; the table remembers the last two
+    arr[...]
+    assert engine.cache_info()["items"] == 2
+    engine.clear_caches()
+    arr[0, :32, :32]
+    engine.clear_caches()
+    arr[0, :32, :32]
+    assert engine.cache_info()["items"] == 0
 
 
 def test_hierarchy_navigation(tmp_path):
@@ -364,12 +406,23 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
 
 def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch):
     """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
-    (with the cache off); partial chunks go through one buffer and one copy."""
+    (not kept: the cache off, or read for the first time); partial chunks go through the
+    task's buffer and one copy; a chunk read again is decoded into memory the cache keeps."""
     import zarrfs.engine.reader as reader
 
-    used = []
-    real = reader._scratch
-    monkeypatch.setattr(reader, "_scratch", lambda n, *a: used.append(n) or real(n, *a))
+    done = []
+    real = reader.ArrayReader._decode
+    monkeypatch.setattr(
+        reader.ArrayReader,
+        "_decode",
+        lambda self, *a: done.append(real(self, *a)) or done[-1],
+    )
+
+    def where():
+        kinds = ["output" if d.in_place else "kept" if d.keep else "buffer" for d in done]
+        done.clear()
+        return sorted(kinds)
+
     data = _volume((3, 64, 48))
     for options in [
         dict(zarr_format=3, compressors=zc.BloscCodec(cname="lz4")),
@@ -378,19 +431,25 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
     ]:
         w = zarr_writer(data, chunks=(1, 16, 48), **options)
         arr = zarrfs.open(str(w.root))["array"]
-        engine.set_cache_size(0)
-        try:
-            used.clear()
-            np.testing.assert_array_equal(arr[1], data[1])
-            np.testing.assert_array_equal(
-                arr.read_flat(48 * 16, data.size), data.reshape(-1)[48 * 16 :]
-            )
-            assert used == []  # every chunk decoded in place
-            np.testing.assert_array_equal(arr[1, 5:40], data[1, 5:40])
-            assert len(used) == 2  # rows 0-15 and 32-47 are partial: a buffer, then a copy;
-            # rows 16-31 lie whole inside the selection and are decoded in place
-        finally:
-            engine.set_cache_size(512 * 2**20)
+        for capacity in (0, 512 * 2**20):
+            engine.set_cache_size(capacity)
+            engine.clear_caches()
+            try:
+                done.clear()
+                np.testing.assert_array_equal(arr[1], data[1])
+                np.testing.assert_array_equal(
+                    arr.read_flat(48 * 16, data.size) if not capacity else arr[2],
+                    data.reshape(-1)[48 * 16 :] if not capacity else data[2],
+                )
+                assert where() == ["output"] * (15 if not capacity else 8)  # all in place
+                np.testing.assert_array_equal(arr[0, 5:40], data[0, 5:40])
+                # rows 0-15 and 32-47 are partial: a buffer, then a copy; rows 16-31 lie
+                # whole inside the selection and are decoded in place
+                assert where() == ["buffer", "buffer", "output"]
+                np.testing.assert_array_equal(arr[1], data[1])  # read again
+                assert where() == ["kept" if capacity else "output"] * 4
+            finally:
+                engine.set_cache_size(512 * 2**20)
 
 
 def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):

@@ -16,7 +16,9 @@ from fsspec.implementations.http import HTTPFileSystem
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine.ome import declared_paths
+from zarrfs.engine.hierarchy import Hierarchy, _node
+from zarrfs.engine.ome import declared_children, declared_paths
+from zarrfs.engine.store import Store
 
 
 @pytest.fixture(autouse=True)
@@ -149,3 +151,63 @@ def test_declared_paths_of_each_kind():
         {},
     ):
         assert declared_paths(malformed) == []
+
+
+def test_the_ome_declarer_names_children_from_known_attributes():
+    """The declarer alone, over plain dicts: what a node and its ancestors declare, the
+    series once the OME group is known, nothing for what is not known or not OME-Zarr."""
+    plate = {"plate": {"rows": [{"name": "A"}], "wells": [{"path": "A/1"}, {"path": "A/2"}]}}
+    known: dict[str, dict] = {
+        "": {},
+        "plate": plate,
+        "img": {"ome": {"multiscales": [{"datasets": [{"path": "0"}, {"path": "1"}]}]}},
+    }
+    assert declared_children("plate", known.get) == ["A"]
+    assert declared_children("plate/A", known.get) == ["1", "2"]  # named by the plate above
+    assert declared_children("plate/A/1", known.get) == []  # the well is not known yet
+    known["plate/A/1"] = {"well": {"images": [{"path": "0"}]}}
+    assert declared_children("plate/A/1", known.get) == ["0"]
+    assert declared_children("img", known.get) == ["0", "1", "labels"]
+    assert declared_children("", known.get) == [] == declared_children("nowhere", known.get)
+    b2r = {"": {"bioformats2raw.layout": 3}}
+    assert declared_children("", b2r.get) == ["0", "OME"]
+    b2r["OME"] = {"series": ["0", "1", "/2/", "a/b", "..", "", 5]}
+    assert declared_children("", b2r.get) == ["0", "1", "2", "OME"]
+    b2r["OME"] = {"series": "0123"}  # not a list: no series
+    assert declared_children("", b2r.get) == ["0", "OME"]
+
+
+def _plain_groups(root):
+    """A group ``a`` holding ``b``, and a group ``c``: no convention names any of them."""
+    top = zarr.open_group(str(root), mode="w", zarr_format=2)
+    top.create_group("a").create_group("b")
+    top.create_group("c")
+    return root
+
+
+def _keys(url: str, declarers, path: str = "") -> list[str]:
+    hierarchy = Hierarchy(Store.from_url(url), None, declarers)
+    hierarchy.load_root()
+    return _node(hierarchy, path, hierarchy.metadata(path)).keys()
+
+
+def test_the_hierarchy_asks_its_declarers(http_server, tmp_path):
+    """The plug-in interface with made-up declarers: children named and there are shown; asked
+    again once the named children are known (a round per round trip); none, nothing."""
+    server = http_server(_plain_groups(tmp_path / "plain.zarr"))
+    server.listings = False
+    assert _keys(server.url, ()) == []
+
+    def top(path, attributes):
+        return ["a", "missing"] if path == "" else []
+
+    def after_a(path, attributes):  # names "c" once "a" has been fetched
+        return ["c"] if path == "" and attributes("a") is not None else []
+
+    def below(path, attributes):
+        return ["b"] if path == "a" and attributes("") is not None else []
+
+    assert _keys(server.url, (top,)) == ["a"]
+    assert _keys(server.url, (top, after_a)) == ["a", "c"]
+    assert _keys(server.url, (after_a,)) == []  # nothing fetched "a": "c" never named
+    assert _keys(server.url, (below,), "a") == ["b"]

@@ -11,7 +11,7 @@ import zarr.codecs as zc
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine.codecs_numcodecs import zstd_content_size
+from zarrfs.engine.frame_headers import zstd_content_size
 
 
 @pytest.fixture(autouse=True)

@@ -217,6 +217,25 @@ def test_messages_name_node_chunk_and_codec():
     assert messages.describe(ValueError("odd")).title == "Unexpected error"
 
 
+def test_messages_place_an_error_by_its_own_fields():
+    """Told nothing by the caller, a message names the node the error names, else its store
+    as given: a store URL is never shown as a node ("node '/s3://...'")."""
+    for url in ("s3://bucket/data.zarr", "http://127.0.0.1:8000/data.zarr", "/tmp/data.zarr"):
+        failed = engine.StoreError(
+            f"cannot read 'a/c/0' from {url}: refused", path=url, key="a/c/0", store_url=url
+        )
+        text = messages.describe(failed).text
+        assert f"Reading '{url}' key 'a/c/0' failed" in text and "node" not in text, text
+        chunk = engine.ChunkDecodeError(
+            "bad frame", path=f"{url}/a", key="a/c/0", store_url=url, node_path="a"
+        )
+        assert "node '/a' key 'a/c/0'" in messages.describe(chunk).text
+        missing = engine.NodeNotFoundError(
+            f"no Zarr group or array at {url}", path=url, store_url=url, node_path=""
+        )  # the node opened by its own URL: the store's root, named by its URL
+        assert messages.describe(missing).text.startswith(f"Nothing at '{url}'")
+
+
 def test_set_indices_counts_from_the_end_and_refuses_what_does_not_fit():
     state = ViewState(shape=(5, 6, 40, 50), dimension_names=("t", "z", "y", "x"))
     state.set_indices([-1, -2])

@@ -33,7 +33,8 @@ Broken
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),
     ``name in group``, ``iter(group)``, ``members()`` (sorted ``(name, node)`` pairs),
-    ``arrays()``, ``groups()``.
+    ``arrays()``, ``groups()``, ``prefetch(names)`` (the metadata of several nodes below in
+    one round trip: opening them afterwards costs none).
 
 Array
     ``shape``, ``ndim``, ``size``, ``dtype`` (NumPy dtype, native byte order; ``object`` for
@@ -45,7 +46,8 @@ Array
     ``nbytes`` (decoded size; ``None`` for variable-length types), ``chunk_grid_shape``.
 
     ``array[selection]``: NumPy basic indexing (ints, slices with any step, ``...``, ``()``).
-    ``array.read(selection, out=None)``: the same, always an ``ndarray``.
+    ``array.read(selection, out=None)``: the same, always an ``ndarray``. Both keep a chunk in
+    the shared cache when they read it a second time (``read_flat`` and ``submit`` at once).
     ``array.read_flat(start, stop)``: elements ``start:stop`` of the C-order flattened array as
     a 1-D ``ndarray`` (decodes only the chunks under that range; the mount's byte reads).
     ``array.submit(selection, priority=0, on_chunk=None, out=None, keep_whole_chunks=True)``: a
@@ -75,7 +77,7 @@ Process-wide
     ``Window`` and active flag, defaultZ/T, ``image-label`` colours and properties, names of its
     label images; ``None`` when not an image); ``image_levels(group)``: ``{dataset path:
     Level}`` (nested paths too). ``blend(planes, colors, windows)``: the additive RGB composite
-    of channels; ``auto_window(values)``: a window for a channel that ``omero`` gives none;
+    of channels (``Blender()``: the same, keeping its working buffers between calls); ``auto_window(values)``: a window for a channel that ``omero`` gives none;
     ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
     prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
@@ -95,7 +97,8 @@ Process-wide
     the decode workers and the calling thread. Decoding whole rows is fastest: a chunk's
     region of a wide plane (rows a power of two apart) decodes 2-3x slower than the same
     elements in a band of full rows. ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
-    ``cf.coordinate_labels``. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    ``cf.coordinate_labels``; ``cf.coordinate_names(members)``: which of a group's children
+    are coordinates (no read). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
@@ -116,7 +119,7 @@ from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
-from .composite import auto_window, blend, scale_to_window
+from .composite import Blender, auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
     ChecksumError,
@@ -187,6 +190,7 @@ __all__ = [
     "Omero",
     "Window",
     "auto_window",
+    "Blender",
     "blend",
     "scale_to_window",
     "image",

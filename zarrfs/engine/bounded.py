@@ -23,6 +23,7 @@ import zstandard
 from numcodecs.compat import ensure_contiguous_ndarray
 
 from .errors import ChunkDecodeError
+from .frame_headers import blosc_nbytes, lz4_nbytes, zstd_content_size
 
 #: zstd windows up to this size are always accepted (what zstd's levels up to 19 use when the
 #: size of what they compress is not known); larger ones only up to the chunk's limit.
@@ -110,8 +111,6 @@ def _lzma(impl, data, limit):
 
 
 def _zstd(impl, data, limit):
-    from .codecs_numcodecs import zstd_content_size  # noqa: PLC0415 - that module imports this
-
     stated = zstd_content_size(data)
     if stated is not None:
         check_stated("zstd", stated, limit)
@@ -137,17 +136,12 @@ def _zstd(impl, data, limit):
 
 
 def _blosc(impl, data, limit):
-    from .codecs_numcodecs import blosc_nbytes  # noqa: PLC0415 - that module imports this
-
     check_stated("blosc", blosc_nbytes(data), limit)
     return impl.decode(data)
 
 
 def _lz4(impl, data, limit):
-    view = memoryview(ensure_contiguous_ndarray(data)).cast("B")
-    if len(view) < 4:
-        raise ChunkDecodeError("lz4 chunk is shorter than its header", codec="lz4")
-    check_stated("lz4", int.from_bytes(view[:4], "little"), limit)
+    check_stated("lz4", lz4_nbytes(ensure_contiguous_ndarray(data)), limit)
     return impl.decode(data)
 
 

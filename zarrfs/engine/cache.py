@@ -8,6 +8,12 @@ entry settles it exactly once, with a :class:`ChunkResult`: loaded, missing, fai
 every waiter wakes with it, so no wait outlives the read it waits for. A chunk larger than a
 quarter of the budget is not kept (it would evict everything else for one use). The budget comes
 from ``ZARRFS_CACHE_BYTES`` or :func:`set_cache_size`.
+
+Whether a read keeps the chunks it decodes is the read's choice (``reader``): at once, or only a
+chunk read before (admission on the second read). For the second, the table remembers the keys
+of recent chunks it did not keep (``reread`` on the entry of a chunk claimed again): keeping a
+chunk costs new memory, and touching new memory the first time costs more than decoding (a page
+fault per 4 KiB), so a plane read once is not worth keeping.
 """
 
 from __future__ import annotations
@@ -31,6 +37,10 @@ DEFAULT_BYTES = 512 * 2**20
 
 #: how often a waiting read looks whether it was cancelled meanwhile (seconds)
 _POLL_SECONDS = 0.05
+
+#: chunks read and not kept that the table remembers (admission on the second read), by the
+#: hash of their key: about 3 MiB (a collision only keeps a chunk on its first read)
+_SEEN_KEYS = 1 << 15
 
 
 def _default_capacity() -> int:
@@ -68,6 +78,10 @@ class ChunkResult:
         error.__cause__ = self.error
         return error
 
+    def taken(self) -> ChunkResult:
+        """The result as a read waiting for it takes it: a failure as its own exception."""
+        return failed(self.own_error()) if self.status == "failed" else self
+
 
 MISSING = ChunkResult("missing")
 ABANDONED = ChunkResult("abandoned")
@@ -83,14 +97,16 @@ def failed(error: BaseException) -> ChunkResult:
 
 class Entry:
     """One chunk of the table. Pending while ``result`` is None; the event exists only once a
-    second read waits (most chunks never have a waiter)."""
+    second read waits (most chunks never have a waiter). ``reread``: the chunk was read before
+    and not kept (a read admitting chunks on their second read keeps this one)."""
 
-    __slots__ = ("event", "nbytes", "result")
+    __slots__ = ("event", "nbytes", "reread", "result")
 
-    def __init__(self) -> None:
+    def __init__(self, reread: bool = False) -> None:
         self.result: ChunkResult | None = None
         self.event: threading.Event | None = None
         self.nbytes = 0
+        self.reread = reread
 
     def wait(self, cancelled: Callable[[], bool]) -> ChunkResult:
         """The result, once the read that owns the chunk settles it; ABANDONED at once when
@@ -108,6 +124,8 @@ class ChunkTable:
         self.capacity = capacity
         self.size = 0
         self._items: OrderedDict[Hashable, Entry] = OrderedDict()
+        #: hashes of the keys of chunks read and not kept, oldest first (at most _SEEN_KEYS)
+        self._seen: OrderedDict[int, None] = OrderedDict()
         self._lock = threading.Lock()
 
     def claim(
@@ -123,7 +141,7 @@ class ChunkTable:
             for i, key in enumerate(keys):
                 entry = items.get(key)
                 if entry is None:
-                    entry = items[key] = Entry()
+                    entry = items[key] = Entry(hash(key) in self._seen)
                     owned.append((i, entry))
                 elif entry.result is not None:
                     items.move_to_end(key)
@@ -141,7 +159,7 @@ class ChunkTable:
     ) -> None:
         """Publish an owned chunk's result to its waiters, keeping a loaded chunk when ``keep``
         (then the table owns it: read-only from now on). A chunk not kept is copied for the
-        waiters (it lives in the owner's output or scratch memory). If keeping or copying
+        waiters (it lives in the owner's output or its task's buffer). If keeping or copying
         fails, the waiters get that failure, and it is raised here too."""
         if entry.result is not None:  # settled already
             return
@@ -149,7 +167,7 @@ class ChunkTable:
             if keep and result.status == "loaded":
                 keep = self._keep(key, entry, result)
             if not keep:
-                self._drop(key, entry)
+                self._drop(key, entry, seen=result.status == "loaded")
                 if entry.event is not None and result.chunk is not None:
                     result = loaded(result.chunk.copy())
         except BaseException as exc:
@@ -162,10 +180,16 @@ class ChunkTable:
             if entry.event is not None:
                 entry.event.set()
 
-    def _drop(self, key: Hashable, entry: Entry) -> None:
+    def _drop(self, key: Hashable, entry: Entry, seen: bool = False) -> None:
+        """Forget a pending entry; ``seen``: remember its key (read, not kept)."""
         with self._lock:
             if self._items.get(key) is entry:
                 del self._items[key]
+            if seen and self.capacity:
+                self._seen[hash(key)] = None
+                self._seen.move_to_end(hash(key))
+                if len(self._seen) > _SEEN_KEYS:
+                    self._seen.popitem(last=False)
 
     def _keep(self, key: Hashable, entry: Entry, result: ChunkResult) -> bool:
         n = _nbytes(result.chunk)  # type: ignore[arg-type]
@@ -176,6 +200,7 @@ class ChunkTable:
             if self._items.get(key) is not entry:  # the table was cleared meanwhile
                 return False
             entry.nbytes, entry.result = n, result
+            self._seen.pop(hash(key), None)
             self._items.move_to_end(key)
             self.size += n
             self._evict()
@@ -212,6 +237,7 @@ class ChunkTable:
         with self._lock:
             for key in [k for k, e in self._items.items() if e.result is not None]:
                 del self._items[key]
+            self._seen.clear()
             self.size = 0
 
     def info(self) -> dict[str, int]:

@@ -276,6 +276,26 @@ def coordinate_arrays(group, dimensions) -> dict[str, object]:
     return found
 
 
+def coordinate_names(members) -> dict[str, str]:
+    """Which of a group's children are coordinates (CF 5), from their metadata alone (no read):
+    ``{name: "dimension"}`` for a 1-D array named like its dimension, ``{name: "auxiliary"}``
+    for one another array names in its ``coordinates`` attribute. ``members``: ``(name, node)``
+    pairs as ``Group.members()`` gives them; broken nodes and nodes that are not arrays count
+    for nothing."""
+    found: dict[str, str] = {}
+    arrays = [(n, node) for n, node in members if getattr(node, "kind", None) == "array"]
+    for name, node in arrays:
+        if node.ndim == 1 and tuple(node.dimension_names or ())[:1] == (name,):
+            found[name] = "dimension"
+    names = {name for name, _ in arrays}
+    for _, node in arrays:
+        listed = node.attrs.get("coordinates")
+        for other in listed.split() if isinstance(listed, str) else ():
+            if other in names:
+                found.setdefault(other, "auxiliary")
+    return found
+
+
 def coordinate(array) -> Coordinate:
     """A coordinate variable with its first and last decoded values (two elements read)."""
     var = variable(array)
@@ -301,6 +321,7 @@ __all__ = [
     "coordinate",
     "coordinate_arrays",
     "coordinate_labels",
+    "coordinate_names",
     "decode",
     "dimension_names_from_attrs",
     "format_value",

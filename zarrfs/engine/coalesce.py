@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .store import ByteRequest
+from .store_request import ByteRequest
 
 MAX_GAP = 256 * 1024
 MAX_SIZE = 64 * 2**20

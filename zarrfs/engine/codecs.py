@@ -1,7 +1,7 @@
-"""Codecs as small classes, one registry, and the chain that runs them (v3 core spec, "Codecs").
+"""Codec entries to codec objects, and the chain that runs them (v3 core spec, "Codecs").
 
-A codec has a ``name``, a ``kind`` (``array_array``, ``array_bytes`` or ``bytes_bytes``),
-``from_config`` and a synchronous ``decode``. The v3 chain is *array->array codecs, one
+A codec entry's name is looked up in the registry (``codec_registry``; the classes register
+themselves there), else read as a numcodecs id (``codecs_numcodecs``). The v3 chain is *array->array codecs, one
 array->bytes codec, bytes->bytes codecs*; decoding runs it backwards. Zarr v2's filters and
 compressor are turned into the same chain by ``metadata_v2`` (filters become codecs over flat
 buffers, a ``v2_layout`` codec gives the chunk its shape and memory order).
@@ -18,10 +18,12 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
+from .codec_registry import REGISTRY, BytesSpec, ChunkSpec, Codec
+from .codecs_numcodecs import is_numcodecs_id, numcodecs_codec
 from .errors import (
     ChunkDecodeError,
     MetadataError,
@@ -33,66 +35,6 @@ from .limits import MAX_CHUNK_BYTES
 log = logging.getLogger(__name__)
 #: what building a codec raises on a configuration of the wrong shape (a string for a list...)
 _MALFORMED = (TypeError, AttributeError, IndexError, KeyError, ValueError, OverflowError)
-
-
-@dataclass(frozen=True)
-class ChunkSpec:
-    """What a codec needs to know about the chunk it decodes."""
-
-    shape: tuple[int, ...]
-    dtype: np.dtype  # the dtype of the decoded array at this point of the chain
-    order: str = "C"
-    fill_value: Any = None  # what missing inner chunks of a shard read as
-
-
-@dataclass(frozen=True)
-class BytesSpec:
-    """What a bytes->bytes codec knows of its decoded side: it holds at most ``max_nbytes``
-    bytes. A codec that would produce more raises ChunkDecodeError instead, having decoded at
-    most one byte more (a decompression bomb stops there)."""
-
-    max_nbytes: int
-
-
-class Codec:
-    """Base class. Subclasses set ``name`` and ``kind`` and implement ``decode``."""
-
-    name: ClassVar[str] = ""
-    kind: ClassVar[str] = "bytes_bytes"
-
-    def __init__(self, configuration: dict | None = None):
-        self.configuration = dict(configuration or {})
-
-    @classmethod
-    def from_config(cls, configuration: dict, *, path: str | None = None) -> Codec:
-        return cls(configuration)
-
-    def resolve(self, spec: ChunkSpec) -> ChunkSpec:
-        """The spec of this codec's *encoded* side, given its decoded side (array->array only)."""
-        return spec
-
-    def decode(self, data: Any, spec: ChunkSpec) -> Any:
-        raise NotImplementedError
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "configuration": self.configuration}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.configuration!r})"
-
-
-REGISTRY: dict[str, Callable[..., Codec]] = {}
-
-
-def register(*names: str):
-    """Class decorator: make a codec class available under one or more v3 names."""
-
-    def wrap(cls):
-        for n in names or (cls.name,):
-            REGISTRY[n] = cls
-        return cls
-
-    return wrap
 
 
 def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
@@ -109,8 +51,6 @@ def codec_from_json(obj: Any, *, path: str | None = None) -> Codec:
         raise MetadataError(f"invalid codec entry {obj!r}", path=path, field="codecs")
     factory = REGISTRY.get(name)
     if factory is None:
-        from .codecs_numcodecs import is_numcodecs_id, numcodecs_codec  # noqa: PLC0415 - cycle
-
         if name.startswith("numcodecs."):
             return numcodecs_codec(name[len("numcodecs.") :], config, path=path)
         if is_numcodecs_id(name):  # zarrita.js writes numcodecs ids bare: "lz4", "zlib"
@@ -281,9 +221,10 @@ def _run(codec: Codec, data: Any, spec: ChunkSpec | BytesSpec | str) -> Any:
             return codec.decode_into(*data)  # type: ignore[attr-defined]
         return codec.decode(data, spec)
     except ChunkDecodeError as exc:
-        if exc.codec is None:
-            exc.codec = codec.name
-        raise
+        if exc.codec is not None:
+            raise
+        # the codec's own error, named after it: a new error, never the caught one edited
+        raise type(exc)(exc.message, path=exc.path, key=exc.key, codec=codec.name) from exc
     except MemoryError:
         raise
     except Exception as exc:  # noqa: BLE001 - any codec failure is a decode failure

@@ -15,7 +15,7 @@ import numpy as np
 from crc32c import crc32c
 from numcodecs.compat import ensure_ndarray_like
 
-from .codecs import ChunkSpec, Codec, register
+from .codec_registry import ChunkSpec, Codec, register
 from .codecs_numcodecs import check_vlen_header
 from .errors import ChecksumError, ChunkDecodeError, MetadataError
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import inspect
 import logging
 import math
-import struct
 from dataclasses import replace
 
 import numcodecs
@@ -25,8 +24,9 @@ import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
 from . import bounded
-from .codecs import BytesSpec, ChunkSpec, Codec, register
+from .codec_registry import BytesSpec, ChunkSpec, Codec, register
 from .errors import ChecksumError, ChunkDecodeError, UnknownCodecError, UnsupportedError
+from .frame_headers import blosc_nbytes, lz4_nbytes, zstd_content_size
 
 #: Ids numcodecs knows that zarrfs will not run: unpickling stored bytes can execute code.
 REFUSED = frozenset({"pickle"})
@@ -278,27 +278,6 @@ class _SizedMixin:
         self.impl.decode(data, out=buf)
 
 
-_BLOSC_HEADER = struct.Struct("<4xI4xI")  # Blosc1: decoded size at bytes 4-8, stored at 12-16
-
-
-def blosc_nbytes(data) -> int:
-    """The decoded size from a Blosc1 header, after checking that the buffer is as long as the
-    header says: numcodecs does not, and a truncated chunk would decode to wrong values,
-    reading past the buffer's end."""
-    size = len(data) if type(data) is bytes else memoryview(data).nbytes
-    if size < 16:
-        raise ChunkDecodeError(
-            f"blosc chunk of {size} bytes is shorter than its header", codec="blosc"
-        )
-    nbytes, cbytes = _BLOSC_HEADER.unpack_from(data)
-    if cbytes != size:
-        raise ChunkDecodeError(
-            f"blosc chunk holds {size} bytes, its header says {cbytes}: truncated or corrupt",
-            codec="blosc",
-        )
-    return nbytes
-
-
 class _CheckedBlosc(_SizedMixin):
     def decoded_size(self, data) -> int:
         return blosc_nbytes(data)
@@ -319,26 +298,7 @@ class SizedBlosc(_CheckedBlosc, NumcodecsBytes):
 
 class SizedLZ4(_SizedMixin, NumcodecsBytes):
     def decoded_size(self, data) -> int:
-        return int.from_bytes(memoryview(data)[:4], "little")  # numcodecs' LZ4 frame header
-
-
-_ZSTD_MAGIC = 0xFD2FB528
-
-
-def zstd_content_size(data) -> int | None:
-    """The decoded size a Zstandard frame header states (RFC 8878, 3.1.1.1), or None where
-    it does not (no content size field, or not a frame: a skippable frame, say)."""
-    view = memoryview(data).cast("B")
-    if len(view) < 6 or int.from_bytes(view[:4], "little") != _ZSTD_MAGIC:
-        return None
-    descriptor = view[4]
-    single_segment = (descriptor >> 5) & 1
-    at = 5 + (1 - single_segment) + (0, 1, 2, 4)[descriptor & 3]  # window, dictionary id
-    size = (single_segment, 2, 4, 8)[descriptor >> 6]
-    if not size or len(view) < at + size:
-        return None
-    value = int.from_bytes(view[at : at + size], "little")
-    return value + 256 if size == 2 else value
+        return lz4_nbytes(data)
 
 
 class _SizedZstd(_SizedMixin):

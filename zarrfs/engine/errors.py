@@ -15,7 +15,8 @@ from __future__ import annotations
 
 
 class ZarrfsError(Exception):
-    """Base of every error the engine raises on purpose."""
+    """Base of every error the engine raises on purpose. Subclasses add their own fields
+    (``field``, ``codec`` ...) and pass the context fields through as keywords."""
 
     def __init__(
         self,
@@ -36,17 +37,15 @@ class ZarrfsError(Exception):
         self.document = document
 
     def at(self, where: str) -> ZarrfsError:
-        """A new error like this one, about ``where`` (the document it was found in): its
-        message starts with ``where`` unless it names it already. An error kept with a node (a
-        codec that cannot be built, a document that cannot be used) is raised as a fresh
-        instance by every read, so that no two reads share one."""
+        """A new error like this one, about ``where`` (the document it was found in), chained
+        to this one: its message starts with ``where`` unless it names it already. An error
+        kept with a node (a codec that cannot be built, a document that cannot be used) is
+        raised as a fresh instance by every read (``raise kept.at(where) from kept``), so that
+        no two reads share one and none is edited once raised."""
         message = self.message if where in self.message else f"{where}: {self.message}"
         fresh = type(self).__new__(type(self), message)
-        fresh.__dict__.update(self.__dict__)
-        fresh.message = message
-        fresh.args = (message,)
-        fresh.path = self.path or where
-        fresh.__cause__ = self.__cause__
+        fresh.__dict__.update({**self.__dict__, "message": message, "path": self.path or where})
+        fresh.__cause__ = self
         return fresh
 
 
@@ -57,15 +56,8 @@ class NodeNotFoundError(ZarrfsError, FileNotFoundError):
 class MetadataError(ZarrfsError):
     """A metadata document is malformed: bad JSON, a missing or invalid field."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        key: str | None = None,
-        field: str | None = None,
-    ):
-        super().__init__(message, path=path, key=key)
+    def __init__(self, message: str, *, field: str | None = None, **context: str | None):
+        super().__init__(message, **context)
         self.field = field
 
 
@@ -76,36 +68,24 @@ class UnsupportedError(ZarrfsError):
 class UnknownCodecError(UnsupportedError):
     """A codec name no registered codec answers to."""
 
-    def __init__(
-        self, message: str, *, codec: str, path: str | None = None, key: str | None = None
-    ):
-        super().__init__(message, path=path, key=key)
+    def __init__(self, message: str, *, codec: str, **context: str | None):
+        super().__init__(message, **context)
         self.codec = codec
 
 
 class UnknownDataTypeError(UnsupportedError):
     """A data type zarrfs cannot map to a NumPy dtype."""
 
-    def __init__(
-        self, message: str, *, data_type: object, path: str | None = None, key: str | None = None
-    ):
-        super().__init__(message, path=path, key=key)
+    def __init__(self, message: str, *, data_type: object, **context: str | None):
+        super().__init__(message, **context)
         self.data_type = data_type
 
 
 class ChunkDecodeError(ZarrfsError):
     """A stored chunk could not be decoded, or decoded to the wrong size."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        key: str | None = None,
-        codec: str | None = None,
-        **context: str | None,
-    ):
-        super().__init__(message, path=path, key=key, **context)
+    def __init__(self, message: str, *, codec: str | None = None, **context: str | None):
+        super().__init__(message, **context)
         self.codec = codec
 
 
@@ -127,10 +107,8 @@ class AccessDeniedError(StoreError):
 class ReadCancelled(ZarrfsError):
     """A read was cancelled before it finished."""
 
-    def __init__(
-        self, message: str = "read cancelled", *, path: str | None = None, **context: str | None
-    ):
-        super().__init__(message, path=path, **context)
+    def __init__(self, message: str = "read cancelled", **context: str | None):
+        super().__init__(message, **context)
 
 
 class SelectionError(ZarrfsError, IndexError):
@@ -141,6 +119,6 @@ class ReadTooLargeError(ZarrfsError):
     """A read whose result could not be allocated (more bytes than memory, or than NumPy can
     address); ``nbytes`` is what it asked for."""
 
-    def __init__(self, message: str, *, nbytes: int, path: str | None = None):
-        super().__init__(message, path=path)
+    def __init__(self, message: str, *, nbytes: int, **context: str | None):
+        super().__init__(message, **context)
         self.nbytes = nbytes

@@ -7,8 +7,8 @@ read whole in one request, its index cut out of it. Everything a read needs is i
 (``Store.stream``), and results come back in bursts as they land, so decoding overlaps the
 transfer.
 
-Per chunk the stage gives its bytes, None (no stored chunk: the fill value), or the error of that
-chunk alone, built here once with the node's context.
+Per chunk the stage gives a :class:`Fetched`: its bytes, none (no stored chunk: the fill value),
+or the error of that chunk alone, built here once with the node's context.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from . import cache
 from .coalesce import coalesce
@@ -24,6 +25,22 @@ from .grid import grid_shape
 from .metadata import ArrayMetadata
 from .sharding import ShardingCodec
 from .store import ByteRequest, Store, url_below
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """The fetch stage's outcome for one chunk: its stored bytes; or ``data`` None (no stored
+    chunk: it reads as the fill value); or ``error``, the failure of this chunk alone."""
+
+    coords: tuple[int, ...]
+    data: bytes | memoryview | None = None
+    error: ZarrfsError | None = None
+
+
+def _fetched(coords: tuple[int, ...], answer) -> Fetched:
+    if isinstance(answer, ZarrfsError):
+        return Fetched(coords, error=answer)
+    return Fetched(coords, answer)
 
 
 class ChunkFetcher:
@@ -57,22 +74,24 @@ class ChunkFetcher:
         new.__cause__ = exc
         return new
 
-    def locate(self, coords_list) -> dict:
-        """Bytes of every chunk, None, or the StoreError/ChunkDecodeError of that chunk
-        alone, once all have arrived."""
-        out: dict = {}
-        for arrived in self.arrivals(coords_list):
-            out.update(arrived)
-        return out
+    def locate(self, coords_list) -> dict[tuple[int, ...], Fetched]:
+        """Every chunk's :class:`Fetched`, once all have arrived."""
+        return {f.coords: f for arrived in self.arrivals(coords_list) for f in arrived}
 
     def arrivals(
         self, coords_list, stop: Callable[[], bool] | None = None
+    ) -> Iterator[list[Fetched]]:
+        """Every chunk's :class:`Fetched`, in bursts as they arrive, fetched in as few waves as
+        the layout allows: one for plain chunks; for shards one when every inner chunk of a
+        shard is wanted (the whole shard is read), else the indexes first, then the inner
+        chunks (coalesced). Stops early, without the rest, once ``stop()`` turns true."""
+        for arrived in self._arrivals(coords_list, stop):
+            yield [_fetched(coords, answer) for coords, answer in arrived]
+
+    def _arrivals(
+        self, coords_list, stop: Callable[[], bool] | None = None
     ) -> Iterator[list[tuple[tuple[int, ...], object]]]:
-        """``(coords, bytes | None | error of that chunk alone)`` of every chunk, in
-        bursts as they arrive, fetched in as few waves as the layout allows: one for plain
-        chunks; for shards one when every inner chunk of a shard is wanted (the whole shard is
-        read), else the indexes first, then the inner chunks (coalesced). Stops early, without
-        the rest, once ``stop()`` turns true."""
+        """``(coords, bytes | None | error of that chunk alone)``, in bursts as they arrive."""
         ready, wanted, whole = self._sources(coords_list, stop)
         if stop is not None and stop():  # while shard indexes were on the way
             return

@@ -23,6 +23,7 @@ import threading
 import numpy as np
 
 from . import limits, scheduler
+from .declarers import DECLARERS, Declarer
 from .errors import (
     AccessDeniedError,
     MetadataError,
@@ -44,14 +45,16 @@ from .metadata import (
 )
 from .metadata_v2 import parse_zarray, parse_zgroup, parse_zmetadata
 from .names import is_usable, usable, usable_paths
-from .ome import declared_paths
 from .planner import chunks_in, normalize_selection, out_shape
 from .reader import ArrayReader, ChunkEvent, Target
 from .sizes import human_size
-from .store import ByteRequest, Store, url_below
+from .store import Store
+from .store_request import ByteRequest
+from .store_urls import url_below
 
 _DOCS = ("zarr.json", ".zarray", ".zgroup", ".zattrs")
 _IMPLICIT_SEARCH = 100  # directories listed, at most, to find a node below a bare directory
+_DECLARE_ROUNDS = 3  # round trips, at most, for the children declarers name
 log = logging.getLogger(__name__)
 _READERS = threading.Lock()  # building an array's reader
 
@@ -63,13 +66,29 @@ def _join(*parts: str) -> str:
 class Hierarchy:
     """A store plus what is known about its nodes (the metadata cache of one open store)."""
 
-    def __init__(self, store: Store, consolidated: bool | None):
+    def __init__(
+        self,
+        store: Store,
+        consolidated: bool | None,
+        declarers: tuple[Declarer, ...] = DECLARERS,
+    ):
         self.store = store
+        self.declarers = declarers
         self.use_consolidated = consolidated
         self.nodes: dict[str, Metadata | None] = {}
         self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
         self.consolidated: dict[str, Metadata] | None = None
+        self._undocumented: set[str] = set()  # prefetched paths that had no metadata document
         self._lock = threading.Lock()
+
+    def not_found(self, message: str, node_path: str) -> NodeNotFoundError:
+        """The error for no node at ``node_path``, with this store's context."""
+        return NodeNotFoundError(
+            message,
+            path=url_below(self.store.url, node_path),
+            store_url=self.store.url,
+            node_path=node_path,
+        )
 
     def load_root(self) -> Metadata:
         keys = [*_DOCS, ".zmetadata"] if self.use_consolidated is not False else list(_DOCS)
@@ -78,9 +97,7 @@ class Hierarchy:
         if meta is None:
             meta = self._implicit("")
         if meta is None:
-            raise NodeNotFoundError(
-                f"no Zarr group or array at {self.store.url}", path=self.store.url
-            )
+            raise self.not_found(f"no Zarr group or array at {self.store.url}", "")
         if self.use_consolidated is not False:
             if isinstance(meta, GroupMetadata) and meta.consolidated is not None:
                 self.consolidated = usable_paths(meta.consolidated, self.store.url)
@@ -106,14 +123,17 @@ class Hierarchy:
     def metadata(self, path: str) -> Metadata | None:
         """The metadata of the node at ``path``, or None when there is none."""
         with self._lock:
-            if path in self.errors:
-                raise self.errors[path]
-            if path in self.nodes:
-                return self.nodes[path]
+            error, known = self.errors.get(path), self.nodes.get(path)
+            if error is None and path in self.nodes:
+                return known
+        if error is not None:  # kept from a listing: a fresh error for each caller
+            raise error.at(error.path or url_below(self.store.url, path)) from error
         if self.consolidated is not None:
             meta = self.consolidated.get(path)
             if meta is None and any(k.startswith(path + "/") for k in self.consolidated):
                 meta = GroupMetadata(3, implicit=True)
+        elif path in self._undocumented:  # asked for in a prefetch already: no need again
+            meta = self._implicit(path)
         else:
             keys = [f"{path}/{d}" for d in _DOCS]
             got = _settled(dict(zip(_DOCS, self._documents(keys), strict=True)))
@@ -138,9 +158,11 @@ class Hierarchy:
                 with self._lock:
                     self.errors[p] = exc
                 continue
-            if meta is not None:
-                with self._lock:
+            with self._lock:
+                if meta is not None:
                     self.nodes[p] = meta
+                else:
+                    self._undocumented.add(p)
 
     def _documents(self, keys: list[str]) -> list:
         """Every document in one round trip: bytes, None where absent, or the StoreError of
@@ -202,38 +224,29 @@ class Hierarchy:
             level = below
         return None
 
-    def _declared_children(self, path: str) -> list[str]:
-        """Names of the children of ``path`` that the OME-Zarr metadata of the node or of its
-        ancestors known here declares (a plate names ``A/1``: row ``A`` and its well ``1``)."""
-        self.metadata(path)
-        names: set[str] = set()
-        parts = path.split("/") if path else []
-        with self._lock:
-            for depth in range(len(parts) + 1):
-                meta = self.nodes.get("/".join(parts[:depth]))
-                for declared in declared_paths(meta.attributes) if meta is not None else []:
-                    below = declared.split("/")
-                    if (
-                        below[: len(parts) - depth] == parts[depth:]
-                        and len(below) > len(parts) - depth
-                    ):
-                        names.add(below[len(parts) - depth])
+    def _declared(self, path: str) -> list[str]:
+        """Names of the children of ``path`` that the declarers name, their documents fetched
+        (one round trip a round); asked again until they name no new child (a child's own
+        metadata may name siblings), at most ``_DECLARE_ROUNDS`` times."""
+        names: list[str] = []
+        for _ in range(_DECLARE_ROUNDS):
+            new = [n for n in self._declarations(path) if n not in names]
+            if not new:
+                break
+            names += new
+            self.prefetch([_join(path, n) for n in new])
         return sorted(names)
 
-    def _series(self, path: str, declared: list[str]) -> list[str]:
-        """The further series of a bioformats2raw layout that cannot be listed: its ``OME``
-        group names them all (``series``), fetched in one more round trip."""
+    def _declarations(self, path: str) -> set[str]:
+        """What every declarer names below ``path``, from the metadata known here."""
+        self.metadata(path)
+
+        def attributes(node_path: str) -> dict | None:
+            meta = self.nodes.get(node_path)
+            return None if meta is None else meta.attributes
+
         with self._lock:
-            ome = self.nodes.get(_join(path, "OME")) if "OME" in declared else None
-        series = ome.attributes.get("series") if ome is not None else None
-        more = sorted(
-            {s.strip("/") for s in series if isinstance(s, str)} - {"", *declared}
-            if isinstance(series, list)
-            else ()
-        )
-        more = [s for s in more if "/" not in s and s not in (".", "..")]
-        self.prefetch([_join(path, s) for s in more])
-        return more
+            return {n for declare in self.declarers for n in declare(path, attributes)}
 
     def children(self, path: str, zarr_format: int) -> list[str]:
         """Sorted names of the nodes directly below ``path``, those that can be a file name."""
@@ -255,16 +268,14 @@ class Hierarchy:
             dirs, refused = [], exc
         # a store that lists is believed; else perhaps one that cannot list (a web server
         # without directory pages, S3 over HTTPS or without ListBucket): the children the
-        # group's metadata names, where their documents are there (fetched with the rest, in
-        # the same round trip)
-        declared = [] if dirs else self._declared_children(path)
+        # metadata known here declares (engine/declarers.py), where their documents are there
+        declared = [] if dirs else self._declared(path)
         if refused is not None and not declared:
-            # OME-Zarr metadata that names this node names its children too (none, here)
+            # a node its parent's metadata declares is one whose listing may be refused
             parent, _, name = path.rpartition("/")
-            if not (path and name in self._declared_children(parent)):
+            if not (path and name in self._declarations(parent)):
                 raise refused
-        self.prefetch([_join(path, d) for d in (*dirs, *declared)])
-        declared += self._series(path, declared)
+        self.prefetch([_join(path, d) for d in dirs])
         names = []
         for d in dirs:
             try:
@@ -359,14 +370,23 @@ class Group(Node):
     def __getitem__(self, name: str) -> Group | Array:
         parts = [p for p in name.split("/") if p]
         if not parts or not all(is_usable(p) for p in parts):
-            raise NodeNotFoundError(f"invalid node name {name!r}", path=self.url)
+            raise self._hierarchy.not_found(f"invalid node name {name!r}", self.path)
         path = _join(self.path, *parts)
         meta = self._hierarchy.metadata(path)
         if meta is None:
-            raise NodeNotFoundError(
-                f"no node {name!r} in {self.url}", path=url_below(self.url, name)
-            )
+            raise self._hierarchy.not_found(f"no node {name!r} in {self.url}", path)
         return _node(self._hierarchy, path, meta)
+
+    def prefetch(self, names) -> None:
+        """Fetch the metadata of the nodes at ``names`` (relative paths, "a/b" too) in one
+        round trip, so that opening them afterwards costs none. Names that are not nodes are
+        passed over; a broken one raises when it is opened."""
+        paths = [
+            _join(self.path, *parts)
+            for parts in ([p for p in n.split("/") if p] for n in names)
+            if parts and all(is_usable(p) for p in parts)
+        ]
+        self._hierarchy.prefetch(paths)
 
     def members(self) -> list[tuple[str, Group | Array]]:
         return [(n, self[n]) for n in self.keys()]
@@ -513,7 +533,7 @@ class Array(Node):
             shape = out_shape(dims)
             view = result[offset : offset + math.prod(shape)].reshape(shape)
             targets.extend((r, view) for r in self._reader.plan(dims))
-        self._reader.execute(targets)
+        self._reader.execute(targets, keep="always")  # the mount reads a chunk in pieces
         return result
 
     def submit(
@@ -524,9 +544,10 @@ class Array(Node):
         out: np.ndarray | None = None,
         keep_whole_chunks: bool = True,
     ) -> scheduler.ReadFuture:
-        """A background read; see the package docstring. ``keep_whole_chunks=False``: chunks
-        the selection covers whole are not kept in the shared cache (a streaming reader that
-        never comes back to them saves the memory and a copy); chunks it covers in part are."""
+        """A background read; see the package docstring. Its chunks are kept in the shared
+        cache at once (the viewer comes back to them). ``keep_whole_chunks=False``: chunks the
+        selection covers whole are not kept (a streaming reader that never comes back to them
+        saves the memory and a copy); chunks it covers in part are."""
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
@@ -539,7 +560,7 @@ class Array(Node):
                 token=token,
                 on_chunk=on_chunk,
                 priority=priority,
-                keep_whole=keep_whole_chunks,
+                keep="always" if keep_whole_chunks else "partial",
             )
             return out
 
@@ -567,7 +588,8 @@ class Broken(Node):
         return []
 
     def read(self, *args, **kwargs):
-        raise self.metadata.error.at(self.metadata.error.path or self.url)
+        error = self.metadata.error
+        raise error.at(error.path or self.url) from error
 
     __getitem__ = read_flat = submit = read
 

@@ -109,6 +109,17 @@ class BrokenMetadata:
 Metadata = ArrayMetadata | GroupMetadata | BrokenMetadata
 
 
+def _parsed(parse: Callable[[], Metadata], where: str) -> Metadata:
+    """``parse()``, a parser's TypeError or KeyError on a malformed document raised as the
+    MetadataError it means."""
+    try:
+        return parse()
+    except MALFORMED as exc:
+        raise MetadataError(
+            f"{where}: malformed metadata ({type(exc).__name__}: {exc})", path=where
+        ) from exc
+
+
 def contained(
     parse: Callable[[], Metadata], where: str, document: dict, zarr_format: int | None = None
 ) -> Metadata:
@@ -116,14 +127,9 @@ def contained(
     what ``document`` (the node's documents by file name) still tells: a broken node stops
     nothing but its own data."""
     try:
-        return parse()
+        return _parsed(parse, where)
     except (MetadataError, UnsupportedError) as exc:
         error: ZarrfsError = exc.at(exc.path or where)
-    except MALFORMED as exc:
-        error = MetadataError(
-            f"{where}: malformed metadata ({type(exc).__name__}: {exc})", path=where
-        )
-        error.__cause__ = exc
     main = next((d for n, d in document.items() if n != ".zattrs" and isinstance(d, dict)), {})
     attrs = document.get(".zattrs", main.get("attributes") if isinstance(main, dict) else None)
     node_type = main.get("node_type") if "zarr.json" in document else None

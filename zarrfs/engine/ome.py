@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -456,6 +457,11 @@ def image(group) -> Image | None:
     if not found:
         return None
     attrs, path = group.attrs, group.path
+    # its levels and labels group in one round trip: the labels group now, the levels next
+    # (a viewer opens them all at once; one after another, a remote image took five round trips)
+    prefetch = getattr(group, "prefetch", None)
+    if prefetch is not None:
+        prefetch(declared_paths(attrs))
     return Image(
         path,
         found[0],
@@ -496,12 +502,8 @@ def declared_paths(attrs: dict) -> list[str]:
     """Paths, relative to a group, of the nodes its OME-Zarr metadata declares: its pyramid
     levels and a ``labels`` group (images), the labels it names (a labels group), its rows and
     wells (``A`` and ``A/1``: plates), its fields (wells), the first series and the ``OME``
-    group (bioformats2raw layouts).
-
-    A web server without directory pages, or S3 over HTTPS, cannot list a group; these paths
-    let such a group show its children all the same (each is checked before it is shown).
-    Lenient: malformed metadata declares nothing here (:func:`parse_multiscales` reports it)."""
-    ome = attrs.get("ome") if isinstance(attrs.get("ome"), dict) else attrs
+    group (bioformats2raw layouts). Malformed metadata declares nothing here."""
+    ome = _ome(attrs)
     names: list[str] = []
 
     def paths(entries, key="path"):
@@ -530,6 +532,26 @@ def declared_paths(attrs: dict) -> list[str]:
     return sorted({"/".join(p) for p in parts if p and not {".", ".."} & set(p)})
 
 
+def declared_children(path: str, attributes: Callable[[str], dict | None]) -> list[str]:
+    """A declarer (``engine/declarers.py``): the children of ``path`` that the OME-Zarr metadata
+    of ``path`` or of an ancestor names (a plate's ``A/1``: row ``A``, in it well ``1``), and
+    the series a bioformats2raw ``OME`` group names, once it is known (``attributes(p)``: the
+    attributes of the node at ``p``, None where it is not known)."""
+    parts = [p for p in path.split("/") if p]
+    names: set[str] = set()
+    for depth in range(len(parts) + 1):
+        rest = parts[depth:]
+        for declared in declared_paths(attributes("/".join(parts[:depth])) or {}):
+            below = declared.split("/")
+            if below[: len(rest)] == rest and len(below) > len(rest):
+                names.add(below[len(rest)])
+    if "OME" in names:  # a bioformats2raw layout: its OME group names every series
+        series = (attributes("/".join([*parts, "OME"])) or {}).get("series")
+        if isinstance(series, list):
+            names.update(s.strip("/") for s in series if isinstance(s, str))
+    return sorted(n for n in names if n and "/" not in n and n not in (".", ".."))
+
+
 def multiscales(group) -> list[Multiscale]:
     """OME-Zarr multiscales of a group (an engine ``Group``); empty for anything else."""
     if getattr(group, "kind", None) != "group":
@@ -548,26 +570,22 @@ def levels(group, multiscale: Multiscale) -> list:
         try:
             node = group[d.path]
         except ZarrfsError as exc:
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: {exc.message}",
-                path=group.path,
-                field="datasets",
-            ) from exc
+            raise _dataset_error(group, d, f"cannot be opened: {exc.message}") from exc
         if node.kind == "broken":  # opened, but its metadata cannot be used
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} cannot be opened: "
-                f"{node.error.message}",
-                path=group.path,
-                field="datasets",
-            )
+            raise _dataset_error(group, d, f"cannot be opened: {node.error.message}")
         if node.kind != "array":
-            raise MetadataError(
-                f"{group.path or '/'}: OME-Zarr dataset {d.path!r} is a group, not an array",
-                path=group.path,
-                field="datasets",
-            )
+            raise _dataset_error(group, d, "is a group, not an array")
         out.append(node)
     return out
+
+
+def _dataset_error(group, dataset: Dataset, reason: str) -> MetadataError:
+    return MetadataError(
+        f"{group.path or '/'}: OME-Zarr dataset {dataset.path!r} {reason}",
+        path=group.path,
+        node_path=group.path,
+        field="datasets",
+    )
 
 
 def axis_names_of_level(parent, name: str) -> tuple[str, ...] | None:

@@ -15,9 +15,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from .codecs import ChunkSpec, Codec, CodecChain, codec_from_json, register
+from .codec_registry import ChunkSpec, Codec, register
+from .codecs import CodecChain, codec_from_json
 from .errors import ChunkDecodeError, MetadataError, UnsupportedError
-from .store import ByteRequest
+from .store_request import ByteRequest
 
 MISSING = np.uint64(2**64 - 1)
 

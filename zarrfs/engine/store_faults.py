@@ -1,0 +1,95 @@
+"""What a transport's failure means: transient (retried), a stall, the server unreachable,
+access refused; and how long to wait before the next attempt.
+
+fsspec's backends raise their own exceptions (aiohttp's, botocore's, s3fs's, gcsfs's): they are
+told apart here by class name and HTTP status, so that nothing else in the engine knows them.
+"""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger(__name__)
+
+RETRIES = 3
+STALL_RETRIES = 1
+RETRY_DELAY = 0.2
+
+
+def status(exc: BaseException):
+    """The HTTP status an exception carries (aiohttp's ``status``, gcsfs's ``code``), if any."""
+    return getattr(exc, "status", None) or getattr(exc, "code", None)
+
+
+def is_transient(exc: BaseException) -> bool:
+    code = status(exc)
+    if isinstance(code, int) and (code >= 500 or code == 429):
+        return True
+    name = type(exc).__name__
+    return isinstance(exc, (TimeoutError, ConnectionError)) or name in (
+        "ClientPayloadError",
+        "ServerDisconnectedError",
+        "ClientOSError",
+        "ServerTimeoutError",
+        "ClientConnectorError",
+        "ContentLengthError",
+        "TransferEncodingError",
+    )
+
+
+def retry_delay(key: str, exc: BaseException, attempt: int) -> float | None:
+    """Seconds to wait before retrying a request (for ``key``) whose attempt number ``attempt``
+    (from 0) failed with ``exc``; None when it is not retried (not transient, or out of
+    attempts). A stall is retried once only: each attempt waits the whole timeout."""
+    limit = STALL_RETRIES if is_stall(exc) else RETRIES
+    if attempt >= limit or not is_transient(exc):
+        return None
+    log.info("retrying %s (attempt %d): %s", key, attempt + 1, describe(exc))
+    return RETRY_DELAY * (attempt + 1)
+
+
+def is_unreachable(exc: BaseException) -> bool:
+    """The server cannot be reached at all, or does not answer (as opposed to one bad
+    request)."""
+    return (
+        isinstance(exc, ConnectionRefusedError)
+        or is_stall(exc)
+        or type(exc).__name__
+        in (
+            "ClientConnectorError",
+            "ServerDisconnectedError",
+            "ClientConnectionError",
+            "ClientConnectorDNSError",
+            "EndpointConnectionError",
+        )
+    )
+
+
+def is_forbidden(exc: BaseException) -> bool:
+    """The server refused the request: HTTP 403 (aiohttp, gcsfs), or s3fs's PermissionError
+    for S3's AccessDenied."""
+    return isinstance(exc, PermissionError) or status(exc) == 403
+
+
+def is_stall(exc: BaseException) -> bool:
+    """No answer within the timeout (aiohttp's, botocore's, fsspec's)."""
+    return isinstance(exc, TimeoutError) or type(exc).__name__ in (
+        "ReadTimeoutError",
+        "ConnectTimeoutError",
+        "FSTimeoutError",
+    )
+
+
+def is_absent(exc: BaseException, protocols: tuple[str, ...]) -> bool:
+    """The narrow set of errors that mean "no such object" (missing is a value, STYLE 6);
+    a KeyError only from zip archives, whose members raise it. s3fs and gcsfs raise
+    FileNotFoundError for NoSuchKey; a web server answers 404 or 410."""
+    if isinstance(exc, KeyError):
+        return "zip" in protocols
+    return isinstance(exc, FileNotFoundError) or status(exc) in (404, 410)
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as text naming its class once."""
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

@@ -1,0 +1,40 @@
+"""One read asked of a store, and the bytes of its answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import NamedTuple
+
+log = logging.getLogger(__name__)
+
+#: What a fetch returns per request: bytes, or None where the object does not exist.
+Fetched = bytes | None
+
+
+class ByteRequest(NamedTuple):
+    """One read: a whole object (``start is None``), a range ``[start, end)``, or a suffix
+    (``start < 0`` and ``end is None``: the last ``-start`` bytes)."""
+
+    key: str
+    start: int | None = None
+    end: int | None = None
+
+
+def _range_length(req: ByteRequest) -> int | None:
+    if req.start is None:
+        return None
+    if req.start < 0:
+        return -req.start if req.end is None else None
+    return None if req.end is None else req.end - req.start
+
+
+def asked_bytes(req: ByteRequest, data, url: str) -> bytes:
+    """The asked bytes of a response body from the store at ``url``."""
+    data = bytes(data) if not isinstance(data, bytes) else data
+    want = _range_length(req)
+    if want is not None and len(data) > want:
+        # a server may ignore Range and answer 200 with the whole object (RFC 9110,
+        # 14.2): the asked bytes are then a slice of it, never its first bytes
+        log.info("%s ignored a Range request for %s; using the whole object", url, req.key)
+        data = data[req.start : req.end] if req.start >= 0 else data[req.start :]
+    return data
