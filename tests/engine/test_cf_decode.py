@@ -3,7 +3,7 @@ stores xarray wrote (v2 and v3): every 8- and 16-bit stored value, 32-bit and fl
 values with their extremes, NaN and infinities; scale only, offset only, both, ``_FillValue``,
 a ``missing_value`` list, ``valid_range``/``valid_min``/``valid_max``. Each case runs with the
 engine's thresholds as they are (small arrays: one thread, after the read) and shrunk, so that
-the same small stores go through the band-by-band and parallel paths of large reads."""
+the same small stores go through the parallel path of large decodes."""
 
 from __future__ import annotations
 
@@ -173,8 +173,8 @@ def test_a_scalar_decodes_like_xarray(tmp_path):
         _assert_bits(cf.decode(var, group[name].read()), ds[name].values, name)
 
 
-def test_a_large_plane_decodes_band_by_band_like_xarray(tmp_path):
-    """A plane above the engine's own threshold: decoded as its chunks land."""
+def test_a_large_plane_decodes_like_xarray(tmp_path):
+    """A plane above the engine's own threshold: decoded by the workers and the caller."""
     rng = np.random.default_rng(5)
     stored = rng.integers(-32768, 32767, (2, 1100, 1000), dtype=np.int16, endpoint=True)
     stored[0, :256, :256] = -32768  # a missing chunk
@@ -189,25 +189,6 @@ def test_a_large_plane_decodes_band_by_band_like_xarray(tmp_path):
     _assert_bits(cf.read_decoded(tas, 0, out=out), expected[0], "plane 0 into out")
     _assert_bits(cf.read_decoded(tas), expected, "whole")
     _assert_bits(cf.decode(cf.variable(tas), tas.read()), expected, "decode whole")
-
-
-def test_rows_no_chunk_reported_are_decoded_after_the_read(tmp_path, monkeypatch):
-    """The safety net: rows whose chunks sent no event are decoded once the read is done."""
-    monkeypatch.setattr(cf_decode, "_PARALLEL", 2_000)
-    stored = np.arange(math.prod(SHAPE), dtype=np.int32).astype(np.int16).reshape(SHAPE)
-    url = write_encoded(tmp_path / "s.zarr", {"v": (stored, {"add_offset": 0.5}, 7)}, 3, CHUNKS)
-    landed = cf_decode._Bands.landed
-    seen = []
-
-    def every_other(self, event):
-        seen.append(event)
-        if len(seen) % 2:
-            landed(self, event)
-
-    monkeypatch.setattr(cf_decode._Bands, "landed", every_other)
-    expected = xr.open_zarr(str(url)).v.values
-    _assert_bits(cf.read_decoded(engine.open(str(url))["v"], 1), expected[1], "plane 1")
-    assert len(seen) == 9  # 3 x 3 chunks under the plane, 4 of them not passed on
 
 
 def test_decode_inside_the_decode_workers_ends(tmp_path):

@@ -88,9 +88,8 @@ Process-wide
     attributes (``cf.variable(array) -> CFVariable``: dimensions, units, long_name,
     standard_name, ``Packing``, ``Masking``, ``TimeUnits``, problems with attributes that do
     not parse); ``read_decoded(array, selection, var=None, out=None)`` the CF-decoded values
-    (the raw ones stay what ``array[...]`` returns): a read of a million elements or more is
-    decoded a band of rows at a time as its chunks land, in the decode workers, overlapping
-    the read; ``out`` (``var.decoded_dtype``, the selection's shape; a strided view is fine)
+    (the raw ones stay what ``array[...]`` returns; bit for bit xarray's decoding); ``out``
+    (``var.decoded_dtype``, the selection's shape; a strided view is fine)
     saves the page faults of a new result, a viewer's reused buffer. ``cf.decode(var, stored,
     out=None)``: values already read, decoded (into ``out``, e.g. a tile's region of a plane;
     thread-safe, so it may run in an ``on_chunk`` callback); a large one is shared between

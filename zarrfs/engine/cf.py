@@ -234,8 +234,8 @@ def read_decoded(
     array, selection=..., var: Variable | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
     """``array.read(selection)``, decoded (into ``out`` when given: a viewer that reuses its
-    buffer saves the page faults of a new one). A large read is decoded band by band as its
-    chunks land, in the decode workers, overlapping the read."""
+    buffer saves the page faults of a new one). A large one is decoded by the decode workers
+    and the calling thread together."""
     return cf_decode.read(array, selection, var or variable(array), out)
 
 

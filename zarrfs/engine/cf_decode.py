@@ -13,11 +13,11 @@ a block's minimum, and a comparison where it can hold the fill), and the first t
 * **Blocks of contiguous memory.** Unpacking a chunk's region of a wide plane in place (rows
   of 512 elements, 32 KiB apart) ran 3x slower than the same work on contiguous memory: rows
   a power of two apart fall in the same cache sets. Whole rows are decoded instead.
-* **Overlapping the read.** :func:`read` reads with ``Array.submit(on_chunk=...)`` and
-  decodes each band of rows in the decode worker that placed its last chunk, while the other
-  workers are still decompressing, so that unpacking and the first touch of the result's
-  pages run on every core alongside the read (on two busy vCPUs this gained little: see
-  ``benchmarks/README.md``).
+* **Not overlapping the read.** Decoding each band of rows in the decode worker that placed
+  its last chunk (``Array.submit(on_chunk=...)``) did overlap the read, but the read already
+  keeps both workers busy decompressing, so the decode's CPU added to the wall time; with the
+  reader of the one-table pipeline it was 10 ms slower than reading whole, then decoding
+  (``benchmarks/README.md``).
 * **The caller helps.** :func:`decode` of a large array hands blocks to the decode pool and
   decodes blocks itself until none are left (never waits on a pool it may be running in).
 * **No lookup table.** A table of the decoded value of every 16-bit stored value, applied
@@ -39,7 +39,7 @@ import numpy as np
 
 from . import scheduler
 from .cf_time import decode_times
-from .planner import count_chunks, normalize_selection, out_shape
+from .planner import normalize_selection, out_shape
 
 if TYPE_CHECKING:
     from .cf import Variable
@@ -48,12 +48,8 @@ _Item = TypeVar("_Item")
 
 #: elements decoded at a time: the stored block and its float result stay in the CPU's cache
 _BLOCK = 1 << 16
-#: elements from which decoding is worth spreading over the decode workers, and a read worth
-#: decoding band by band as its chunks land (below: one thread, after the read)
+#: elements from which decoding is worth spreading over the decode workers (below: one thread)
 _PARALLEL = 1 << 20
-#: chunks from which a read is decoded after it, not band by band: every chunk's event costs
-#: Python time, and a read reporting them plans chunk by chunk (tiny inner chunks of shards)
-_MAX_EVENTS = 1 << 14
 
 
 def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -75,17 +71,16 @@ def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> 
 
 
 def read(array, selection, var: Variable, out: np.ndarray | None = None) -> np.ndarray:
-    """``array.read(selection)`` decoded (see :func:`cf.read_decoded`). A large read of
-    numbers is decoded band by band as its chunks land."""
-    dims = normalize_selection(selection, tuple(array.shape))
-    shape = out_shape(dims)
-    if not _band_by_band(array, dims, shape, var):
+    """``array.read(selection)`` decoded (see :func:`cf.read_decoded`): read whole into a
+    buffer kept between reads, then decoded (decoding band by band as the chunks landed was
+    tried and measured slower: see the module docstring)."""
+    if var.time is not None or not var.encoded:
         return decode(var, array.read(selection), out)
+    shape = out_shape(normalize_selection(selection, tuple(array.shape)))
     target = _target(var, shape, out)
     with _stored_buffer(shape, np.dtype(array.dtype)) as stored:
-        bands = _Bands(_Numbers(var, stored.dtype), stored, target)
-        array.submit(selection, out=stored, on_chunk=bands.landed).result()
-        bands.finish()
+        array.read(selection, out=stored)
+        _decode_all(_Numbers(var, stored.dtype), stored, target)
     return target
 
 
@@ -100,7 +95,7 @@ def _stored_buffer(shape: tuple[int, ...], dtype: np.dtype) -> Iterator[np.ndarr
     """Where a decoded read puts the stored values: one buffer kept by the process between
     reads (the first touch of a new 32 MiB array's pages cost about 2.5 ms of CPU here, a
     sixth of the raw read), or a new array when it is in use by another read or too large. Every write
-    into it has ended when the read's ``result()`` returns or raises."""
+    into it has ended when the read returns or raises."""
     global _scratch
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > _SCRATCH_BYTES or not _scratch_lock.acquire(blocking=False):
@@ -113,21 +108,6 @@ def _stored_buffer(shape: tuple[int, ...], dtype: np.dtype) -> Iterator[np.ndarr
         yield _scratch[:nbytes].view(dtype).reshape(shape)
     finally:
         _scratch_lock.release()
-
-
-def _band_by_band(array, dims, shape: tuple[int, ...], var: Variable) -> bool:
-    """Whether a read is worth decoding band by band as its chunks land: numbers (times are
-    few, and decoded whole), a million elements or more, not so many chunks that their
-    events cost more than they save, and not asked from an engine worker (which would wait
-    for a background read from inside the pools that read needs)."""
-    return (
-        var.time is None
-        and var.encoded
-        and len(shape) > 0
-        and math.prod(shape) >= _PARALLEL
-        and count_chunks(dims, tuple(array.chunks)) <= _MAX_EVENTS
-        and not threading.current_thread().name.startswith("zarrfs-")
-    )
 
 
 def _target(var: Variable, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
@@ -144,60 +124,6 @@ def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
         return values
     out[...] = values
     return out
-
-
-class _Bands:
-    """Decodes a read's rows (along its first axis) once every chunk under them has landed,
-    in the worker that placed the last one. A chunk's ``out_selection`` says which rows it
-    covers and how many elements it placed; a band is complete when they fill its rows."""
-
-    def __init__(self, numbers: _Numbers, stored: np.ndarray, target: np.ndarray):
-        self.numbers, self.stored, self.target = numbers, stored, target
-        self.row_size = math.prod(stored.shape[1:])
-        self.placed: dict[tuple[int, int], int] = {}
-        self.decoded = np.zeros(stored.shape[0], dtype=bool)
-        self.lock = threading.Lock()
-        self.error: BaseException | None = None
-
-    def landed(self, event) -> None:
-        """``on_chunk``: runs in an engine worker; never raises into the reader (an error
-        waits for :meth:`finish`)."""
-        if event.status == "failed":
-            return  # the read raises; nothing to decode
-        try:
-            band = self._complete_band(event.out_selection)
-            if band is not None:
-                _decode_blocks(self.numbers, self.stored[band], self.target[band])
-                self.decoded[band] = True
-        except BaseException as exc:  # noqa: BLE001 - raised by finish() in the caller
-            self.error = self.error or exc
-
-    def _complete_band(self, out_selection: tuple[slice, ...]) -> slice | None:
-        """The rows of this chunk, once it is the last of their band to land; else None."""
-        shape = self.stored.shape
-        count = math.prod(
-            len(range(*s.indices(n))) for s, n in zip(out_selection, shape, strict=True)
-        )
-        if not count:
-            return None
-        rows = range(*out_selection[0].indices(shape[0]))  # step 1 or -1 (a reversed read)
-        first, last = min(rows[0], rows[-1]), max(rows[0], rows[-1])
-        with self.lock:
-            placed = self.placed[first, last] = self.placed.get((first, last), 0) + count
-        return slice(first, last + 1) if placed == (last + 1 - first) * self.row_size else None
-
-    def finish(self) -> None:
-        """Decode the rows no band covered (a read with no events for them), then raise the
-        first error a worker met."""
-        if self.error is not None:
-            raise self.error
-        if self.decoded.all():
-            return
-        for first, group in itertools.groupby(range(len(self.decoded)), self.decoded.__getitem__):
-            if not first:
-                rows = list(group)
-                band = slice(rows[0], rows[-1] + 1)
-                _decode_all(self.numbers, self.stored[band], self.target[band])
 
 
 def _decode_all(numbers: _Numbers, stored: np.ndarray, target: np.ndarray) -> None:
