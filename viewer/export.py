@@ -17,6 +17,7 @@ import numpy as np
 import zarrfs.engine as engine
 
 from . import transforms
+from .cf_display import CFValues
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class FullPlane:
     lut: np.ndarray | None = None  # ... and colormap (256 x 3 uint8)
     field_name: str | None = None
     complex_mode: str = "magnitude"
+    cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as on screen
+    north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
 
 
 def full_plane(view) -> FullPlane | None:
@@ -48,7 +51,10 @@ def full_plane(view) -> FullPlane | None:
         for a in range(state.ndim)
     )
     common = dict(
-        array=controller.arrays[0], selection=selection, transpose=state.y_axis > state.x_axis
+        array=controller.arrays[0],
+        selection=selection,
+        transpose=state.y_axis > state.x_axis,
+        north_up=not view.view_box.yInverted(),
     )
     if composite:
         channels = controller.channels.channels
@@ -62,29 +68,43 @@ def full_plane(view) -> FullPlane | None:
     lut = view.histogram.item.gradient.colorMap().getLookupTable(nPts=256, alpha=False)
     return FullPlane(
         **common,
-        levels=tuple(controller.current_levels if state.auto_levels else state.levels),
+        levels=tuple(
+            controller.current_levels
+            if state.auto_levels
+            else transforms.centred(state.levels, state.centre)
+        ),
         lut=np.asarray(lut, dtype=np.uint8)[:, :3],
         field_name=state.field_name,
         complex_mode=state.complex_mode,
+        cf=controller.cf,
     )
 
 
 def render(request: FullPlane) -> np.ndarray:
-    """The RGB ``uint8`` picture of the request's plane (runs in a worker)."""
+    """The RGB ``uint8`` picture of the request's plane (runs in a worker); missing values of
+    a CF variable (transparent on screen) are black."""
     values = request.array.read(request.selection)
     if request.transpose:
         values = np.swapaxes(values, -1, -2)
+    if request.north_up:
+        values = values[..., ::-1, :]
     if request.levels is None:  # a composite: (channels, rows, cols)
         if not request.channels:
             return np.zeros(values.shape[1:] + (3,), np.uint8)
         planes = [values[k] for k in request.channels]
         return engine.blend(planes, request.colors, request.windows)
-    shown = transforms.to_display(
-        values, field_name=request.field_name, complex_mode=request.complex_mode
-    )
+    if request.cf is not None:
+        shown = request.cf.to_display(values)
+    else:
+        shown = transforms.to_display(
+            values, field_name=request.field_name, complex_mode=request.complex_mode
+        )
     low, high = request.levels
     scaled = engine.scale_to_window(shown, low, high if high != low else low + 1)
-    return request.lut[np.rint(scaled * 255).astype(np.uint8)]
+    rgb = request.lut[np.rint(scaled * 255).astype(np.uint8)]
+    if shown.dtype.kind == "f":
+        rgb[np.isnan(shown)] = 0
+    return rgb
 
 
 def write_png(rgb: np.ndarray, path: str | Path) -> None:

@@ -27,12 +27,15 @@ import zarrfs.engine as engine
 
 from . import coordinates, messages, transforms
 from .axis_controls import AxisControls
+from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .contrast import colormap, safe_histogram
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
+from .masked_image import MaskedImageItem
 from .ortho_views import OrthoViews
 from .physical import PhysicalAxes
 from .plane_controller import PlaneController
@@ -52,41 +55,6 @@ KEY_STEPS = {
 }
 
 
-def safe_histogram(image_item, bins: int = 256):
-    """``ImageItem.getHistogram`` for any data: pyqtgraph's raises on inf and on int64 extremes
-    (an exception in the event loop and a stale histogram); this one samples finite values."""
-
-    def histogram(*_args, **_kwargs):
-        image = image_item.image
-        if image is None or image.size == 0 or image.ndim != 2:  # a composite has no histogram
-            return None, None
-        step = max(1, int(np.sqrt(image.size / 250_000)))
-        with np.errstate(all="ignore"):
-            sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
-        sample = sample[np.isfinite(sample)]
-        if sample.size == 0:
-            return None, None
-        lo, hi = float(sample.min()), float(sample.max())
-        if not hi > lo:
-            hi = lo + 1.0
-        try:
-            counts, edges = np.histogram(sample, bins=bins, range=(lo, hi))
-        except ValueError:  # a range too narrow (or too wide) for 256 finite bins
-            return None, None
-        return edges[:-1], counts
-
-    return histogram
-
-
-def colormap(name: str):
-    if name == "grey":
-        return pg.ColorMap([0.0, 1.0], [(0, 0, 0), (255, 255, 255)])
-    try:
-        return pg.colormap.get(name)
-    except Exception:
-        return pg.colormap.get(name, source="matplotlib")
-
-
 class ImageView(QWidget):
     """Shows one plane of an N-d numeric array (N >= 2), optionally from a multiscale pyramid."""
 
@@ -101,7 +69,7 @@ class ImageView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
-        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.image_item = MaskedImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
         self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
@@ -145,6 +113,7 @@ class ImageView(QWidget):
         self.channel_panel.changed.connect(self._channels_changed)
         self.channel_panel.composite_changed.connect(self._composite_changed)
         self._build_toolbar()
+        self.cf_tools = CFControls(self)
         self.cursor_label = QLabel(" ")
         self.cursor_label.setObjectName("cursorLabel")
         self._layout()
@@ -186,6 +155,7 @@ class ImageView(QWidget):
             QLabel("Colormap:"),
             self.colormap_combo,
             self.auto_levels,
+            self.cf_tools.bar,
             self.complex_combo,
             self.field_combo,
             self.grid_check,
@@ -196,7 +166,10 @@ class ImageView(QWidget):
         images = QHBoxLayout()
         images.addWidget(self.graphics, 2)
         images.addWidget(self.ortho, 1)  # a third of the width when shown
-        images.addWidget(self.histogram)
+        contrast = QVBoxLayout()
+        contrast.addWidget(self.histogram, 1)
+        contrast.addWidget(self.cf_tools.centre_box)
+        images.addLayout(contrast)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
@@ -219,10 +192,12 @@ class ImageView(QWidget):
         axis_names: tuple[str, ...] = (),
         image=None,
         image_group=None,
+        cf=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
         (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
-        to: its channels are shown as a composite, starting at its default z and t."""
+        to: its channels are shown as a composite, starting at its default z and t. ``cf``:
+        its ``cf_display.CFView`` (decoded values, map orientation, units)."""
         dtype = np.dtype(node.dtype)
         fields = transforms.numeric_fields(dtype)
         if fields and field_name not in fields:
@@ -266,6 +241,7 @@ class ImageView(QWidget):
         self._image, self._image_group = image, image_group
         self.labels.set_source(None)
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
+        self.cf_tools.set_view(cf)
         self._true_aspect()
         self.controller.set_source(node_path, self.state, levels, arrays, channels)
         self.ortho.forget()
@@ -283,6 +259,7 @@ class ImageView(QWidget):
         self.labels_panel.set_names(())
         self.physical = None
         self.scale_bar.setVisible(False)
+        self.cf_tools.set_view(None)
         self.controller.clear()
         self.state = None
         self.image_axes.load(None, None, None)
@@ -408,7 +385,7 @@ class ImageView(QWidget):
         with 2 µm steps and 0.5 µm pixels is four times as tall as it is wide)."""
         state, physical = self.state, self.physical
         ratio = physical.aspect(state.y_axis, state.x_axis) if physical and state else 1.0
-        self.view_box.setAspectLocked(True, ratio=ratio)
+        self.view_box.setAspectLocked(self.cf_tools.frame_axes(), ratio=ratio)
         self._update_scale_bar()
 
     def _update_scale_bar(self) -> None:
@@ -485,6 +462,7 @@ class ImageView(QWidget):
         again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
         self.histogram.setVisible(not composite)
+        self.cf_tools.centre_box.setVisible(not composite)
         self.colormap_combo.setEnabled(not composite)
         self.auto_levels.setEnabled(not composite)
         channels, state = self.controller.channels, self.state
@@ -583,7 +561,7 @@ class ImageView(QWidget):
                 for c, v in zip(channels.channels, value, strict=True)
             )
         else:
-            text = transforms.format_value(value)
+            text = self.cf_tools.value_text(value)
         label = self.labels.label_at(y, x)
         if label is not None:
             value, properties = label

@@ -530,6 +530,7 @@ class MainWindow(QMainWindow):
                 axis_names=found.axis_names,
                 image=found.image,
                 image_group=found.group,
+                cf=found.cf if field_name is None else None,
             )
             self.image.setFocus()
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .chunk_grid import ChunkGridItem
+from .masked_image import MaskedImageItem
 from .plane_controller import PlaneController
 from .view_state import ViewState
 
@@ -33,7 +34,7 @@ class OrthoPane:
     def __init__(self, layout: pg.GraphicsLayoutWidget, row: int, parent: QWidget):
         self.view_box = layout.addViewBox(row=row, col=0, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
-        self.image_item = pg.ImageItem(axisOrder="row-major")
+        self.image_item = MaskedImageItem(axisOrder="row-major")
         self.composite_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)

@@ -18,6 +18,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 
 from . import messages, transforms
+from .cf_display import CFValues
 from .channels import ChannelState
 from .loader import PlaneLoader
 from .tiles import (
@@ -67,6 +68,7 @@ class PlaneController(QObject):
         self.coarse_display: np.ndarray | None = None
         self.current_levels: tuple[float, float] | None = None
         self.channels: ChannelState | None = None
+        self.cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as they land
         self._blend_key: tuple | None = None  # what the composite on screen was blended with
         self._changed: list[tuple[slice, slice]] = []  # regions stored since it was blended
         self._dirty: set[int] = set()
@@ -225,7 +227,11 @@ class PlaneController(QObject):
     def _prepare_buffers(self, request: PlaneRequest) -> None:
         state = self.state
         dtype = np.dtype(self.arrays[request.level].dtype)
-        shown = transforms.display_dtype(dtype, state.field_name, state.complex_mode)
+        shown = (
+            self.cf.display_dtype()
+            if self.cf is not None
+            else transforms.display_dtype(dtype, state.field_name, state.complex_mode)
+        )
         g = request.geometry
         old = self.request
         self._prepare_coarse(request, shown)
@@ -344,7 +350,7 @@ class PlaneController(QObject):
         return good.all(axis=0) if self.composite else good
 
     def _copy_tile(self, index: int) -> None:
-        request, state = self.request, self.state
+        request = self.request
         if index >= len(request.tiles):
             self._copy_coarse(index - len(request.tiles))
             return
@@ -362,9 +368,7 @@ class PlaneController(QObject):
             return
         try:
             self.raw[rows, cols] = block
-            self.display[rows, cols] = transforms.to_display(
-                block, field_name=state.field_name, complex_mode=state.complex_mode
-            )
+            self.display[rows, cols] = self._to_display(block)
             if good is None:
                 self.loaded[rows, cols] = True
             else:  # failed chunks stay blank and not loaded (the preview may still cover them)
@@ -373,9 +377,18 @@ class PlaneController(QObject):
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
 
+    def _to_display(self, block: np.ndarray) -> np.ndarray:
+        """The values drawn for a tile's stored values (a CF variable's decoded)."""
+        if self.cf is not None:
+            return self.cf.to_display(block)
+        state = self.state
+        return transforms.to_display(
+            block, field_name=state.field_name, complex_mode=state.complex_mode
+        )
+
     def _copy_coarse(self, index: int) -> None:
         """Draw a preview tile over every fine pixel it covers that is not loaded yet."""
-        request, state = self.request, self.state
+        request = self.request
         tile = request.coarse_tiles[index]
         future = self.loader.futures[len(request.tiles) + index]
         block = self._tile_block(tile, future)
@@ -387,9 +400,7 @@ class PlaneController(QObject):
             if self.composite:
                 self.coarse_display[:, rows, cols] = block
             else:
-                self.coarse_display[rows, cols] = transforms.to_display(
-                    block, field_name=state.field_name, complex_mode=state.complex_mode
-                )
+                self.coarse_display[rows, cols] = self._to_display(block)
         except (ValueError, TypeError) as exc:
             self.message.emit(messages.describe(exc, node=request.level_path))
             return
@@ -442,16 +453,16 @@ class PlaneController(QObject):
     def _levels(self) -> tuple[float, float]:
         state = self.state
         if state.auto_levels or state.levels is None:
-            step = max(1, int(math.sqrt(self.display.size / 250_000)))
+            step = max(1, math.ceil(math.sqrt(self.display.size / 65_536)))  # 64 Ki values
             mask = self.loaded[::step, ::step] | self.approx[::step, ::step]
             sample = self.display[::step, ::step][mask] if mask.any() else self.display[:0]
             found = transforms.robust_levels(sample)
             if found is not None:
-                self.current_levels = found
+                self.current_levels = transforms.centred(found, state.centre)
             elif self.current_levels is None:
                 self.current_levels = (0.0, 1.0)
             return self.current_levels
-        return state.levels
+        return transforms.centred(state.levels, state.centre)
 
     def sample_at(self, y: float, x: float) -> tuple[int, int] | None:
         """Level-0 (row, column) of the element shown at level-0 position (y, x), where the

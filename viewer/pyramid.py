@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import zarrfs.engine as engine
 
+from .cf_display import CFView, describe
 from .tiles import Level, level_factors
 
 logger = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ class Pyramid:
     group: object | None  # the OME-Zarr image group, or None
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
     image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
+    cf: CFView | None = None  # what CF and xarray say about level 0 (values, axes, units)
 
     @property
     def channels(self) -> tuple:
@@ -119,11 +121,25 @@ def ome_image(group):
 
 
 def find_pyramid(root, node) -> Pyramid | None:
-    """The pyramid to show for ``node``: an OME-Zarr group, an array inside one, or the array.
+    """The pyramid to show for ``node``: an OME-Zarr group, an array inside one, or the array,
+    with the CF view of the array shown (``Pyramid.cf``).
 
     Selecting a coarser level shows that level alone; level 0 (or the group) uses the pyramid.
     Returns ``None`` for a group that is not an OME-Zarr image.
     """
+    found = _find_pyramid(root, node)
+    return found if found is None else replace(found, cf=_cf_view(root, found.node))
+
+
+def _cf_view(root, node) -> CFView | None:
+    try:
+        return describe(root, node)
+    except Exception:  # noqa: BLE001 - a CF view that cannot be had never stops the picture
+        logger.warning("no CF view of %s", node.path, exc_info=True)
+        return None
+
+
+def _find_pyramid(root, node) -> Pyramid | None:
     if node.kind == "group":
         paths = dataset_paths(node)
         return _build_safe(node, node, paths) if paths else None

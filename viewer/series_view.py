@@ -409,7 +409,8 @@ def _clicked(image, view: SeriesView, dock: QDockWidget, row: int, col: int, mod
         dock.show()
         window = dock.parentWidget()
         window.resizeDocks([dock], [max(180, window.height() // 3)], Qt.Orientation.Vertical)
-    plotted = view.show_point(controller.arrays[0], controller.node_path, state, row, col)
+    raw = image.cf_tools.raw  # the series shows what the image shows: stored or decoded values
+    plotted = view.show_point(controller.arrays[0], controller.node_path, state, row, col, raw=raw)
     if plotted and view.point_item is not None:
         view.point_item.setData([col + 0.5], [row + 0.5])
         view.point_item.setVisible(True)

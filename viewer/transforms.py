@@ -140,3 +140,12 @@ def robust_levels(sample: np.ndarray) -> tuple[float, float] | None:
         if hi <= lo:
             hi = lo + max(1.0, abs(lo) * 1e-6)
     return lo, hi
+
+
+def centred(levels: tuple[float, float] | None, centre: float | None) -> tuple[float, float] | None:
+    """``levels`` widened to be symmetric around ``centre`` (an anomaly's 0 at the middle of a
+    diverging colormap); unchanged when ``centre`` is None."""
+    if levels is None or centre is None:
+        return levels
+    half = max(abs(levels[0] - centre), abs(levels[1] - centre)) or 1.0
+    return centre - half, centre + half

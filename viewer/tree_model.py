@@ -109,7 +109,7 @@ def shape_text(node) -> str:
 def cf_columns(node, coordinate: str | None = None) -> CFColumns:
     """``long_name`` and ``units`` of an array (empty for groups and broken nodes); attributes
     that do not parse leave the columns empty, never the node unlisted."""
-    if getattr(node, "kind", None) != "array":
+    if node is None or node.kind != "array":
         return CFColumns(coordinate=coordinate)
     try:
         var = engine.cf.variable(node)

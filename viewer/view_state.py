@@ -13,7 +13,26 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
-COLORMAPS = ("grey", "viridis", "magma", "inferno", "plasma", "cividis", "turbo", "CET-L8")
+#: perceptually uniform sequential maps first (pyqtgraph bundles colorcet's CET maps: L3 black-
+#: red-yellow-white, L18 white-yellow-red), then its diverging ones for anomalies (D1 and D1A
+#: blue-white-red, D4 blue-black-red, D3 green-white-red), which centre their levels at 0
+COLORMAPS = (
+    "grey",
+    "viridis",
+    "magma",
+    "inferno",
+    "plasma",
+    "cividis",
+    "turbo",
+    "CET-L8",
+    "CET-L3",
+    "CET-L18",
+    "CET-D1",
+    "CET-D1A",
+    "CET-D4",
+    "CET-D3",
+)
+DIVERGING = ("CET-D1", "CET-D1A", "CET-D4", "CET-D3")
 COMPLEX_MODES = ("magnitude", "phase", "real", "imag")
 
 _generations = itertools.count(1)
@@ -37,6 +56,7 @@ class ViewState:
     colormap: str = "grey"
     auto_levels: bool = True
     levels: tuple[float, float] | None = None
+    centre: float | None = None  # levels symmetric around it (anomalies); None: as found
     complex_mode: str = "magnitude"
     field_name: str | None = None
     show_chunk_grid: bool = False

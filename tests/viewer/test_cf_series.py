@@ -229,12 +229,15 @@ def test_series_along_another_axis(window, idle, qtbot, tmp_path):
 
 
 def test_raw_plots_the_stored_values(window, idle, qtbot, tmp_path):
-    """``raw=True`` (the image's Raw toggle): the stored int16 values, fill included."""
+    """The image's Raw toggle on: a click plots the stored int16 values, fill included."""
     path = write_xarray(tmp_path / "c.zarr", zarr_format=2)
     stored = xr.open_zarr(path, mask_and_scale=False).tas.values
     _open(window, idle, str(path))
     image = window.image
-    window.series.show_point(image.controller.arrays[0], "tas", image.state, 1, 2, raw=True)
+    assert image.cf_tools.raw_check.isVisible()
+    image.cf_tools.raw_check.setChecked(True)
+    idle(window)
+    click_pixel(qtbot, image, 1, 2)
     idle(window)
     assert np.array_equal(window.series.y, stored[:, 1, 2]) and (stored[:, 1, 2] == -32768).all()
     assert window.series.plot.getAxis("left").labelText == "air temperature [K] (stored values)"
