@@ -89,8 +89,9 @@ Process-wide
     standard_name, ``Packing``, ``Masking``, ``TimeUnits``, problems with attributes that do
     not parse); ``read_decoded(array, selection, var=None, out=None)`` the CF-decoded values
     (the raw ones stay what ``array[...]`` returns; bit for bit xarray's decoding); ``out``
-    (``var.decoded_dtype``, the selection's shape; a strided view is fine)
-    saves the page faults of a new result, a viewer's reused buffer. ``cf.decode(var, stored,
+    (``var.decoded_dtype``, the selection's shape; a strided view is fine) saves the page
+    faults of a new result, a viewer's reused buffer (the stored values go into one buffer
+    of at most 64 MiB that the process keeps between reads). ``cf.decode(var, stored,
     out=None)``: values already read, decoded (into ``out``, e.g. a tile's region of a plane;
     thread-safe, so it may run in an ``on_chunk`` callback); a large one is shared between
     the decode workers and the calling thread. Decoding whole rows is fastest: a chunk's

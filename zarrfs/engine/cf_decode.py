@@ -94,8 +94,8 @@ _SCRATCH_BYTES = 64 << 20
 def _stored_buffer(shape: tuple[int, ...], dtype: np.dtype) -> Iterator[np.ndarray]:
     """Where a decoded read puts the stored values: one buffer kept by the process between
     reads (the first touch of a new 32 MiB array's pages cost about 2.5 ms of CPU here, a
-    sixth of the raw read), or a new array when it is in use by another read or too large. Every write
-    into it has ended when the read returns or raises."""
+    sixth of the raw read), or a new array when it is in use by another read or too large.
+    Every write into it has ended when the read returns or raises."""
     global _scratch
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > _SCRATCH_BYTES or not _scratch_lock.acquire(blocking=False):
