@@ -33,7 +33,7 @@ import itertools
 import math
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -41,10 +41,24 @@ from . import scheduler
 from .cf_time import decode_times
 from .planner import normalize_selection, out_shape
 
-if TYPE_CHECKING:
-    from .cf import Variable
-
 _Item = TypeVar("_Item")
+
+
+class Variable(Protocol):
+    """What decoding reads of a :class:`cf.Variable` (``cf`` imports this module, so this
+    one names the attributes instead of importing the class)."""
+
+    @property
+    def packing(self) -> Any: ...
+    @property
+    def masking(self) -> Any: ...
+    @property
+    def time(self) -> Any: ...
+    @property
+    def encoded(self) -> bool: ...
+    @property
+    def decoded_dtype(self) -> np.dtype: ...
+
 
 #: elements decoded at a time: the stored block and its float result stay in the CPU's cache
 _BLOCK = 1 << 16
