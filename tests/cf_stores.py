@@ -121,3 +121,31 @@ def write_nczarr(tmp_path: Path, mode: str = "nczarr") -> Path:
         ["nccopy", str(nc), f"file://{out}#mode={mode},file"], check=True, capture_output=True
     )
     return out
+
+
+def write_encoded(
+    path: Path,
+    variables: dict,
+    zarr_format: int = 2,
+    chunks: tuple[int, ...] | None = None,
+) -> Path:
+    """Stored values written as they are by xarray's ``to_zarr``, with CF attributes:
+    ``variables`` maps a name to ``(stored, attrs, fill)``: the stored array (its first
+    dimensions named ``time``, ``y``, ``x``), attributes such as ``scale_factor`` or
+    ``missing_value`` (xarray writes them as given), and the ``_FillValue`` (None: none),
+    which xarray writes as v2's ``fill_value`` or v3's ``_FillValue`` attribute."""
+    import warnings
+
+    import xarray as xr
+
+    data, encoding = {}, {}
+    for name, (stored, attrs, fill) in variables.items():
+        dims = ("time", "y", "x")[3 - stored.ndim :]
+        data[name] = (dims, stored, attrs)
+        encoding[name] = {"_FillValue": fill}
+        if chunks is not None:
+            encoding[name]["chunks"] = chunks
+    with warnings.catch_warnings():  # v3 consolidated metadata is not in the spec (zarr says)
+        warnings.simplefilter("ignore")
+        xr.Dataset(data).to_zarr(path, zarr_format=zarr_format, encoding=encoding)
+    return path

@@ -23,11 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cf_time import TimeUnits, TimeUnitsError, decode_times, format_date, parse_time_units
+from . import cf_decode
+from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
-
-#: elements decoded at a time: the raw block and its float result stay in the CPU's cache
-_BLOCK = 1 << 16
 
 
 def dimension_names_from_attrs(attrs: dict | None, ndim: int) -> tuple[str, ...] | None:
@@ -225,79 +223,20 @@ def _valid_range(attrs: dict, problems: _Problems) -> tuple[float | None, float 
 def decode(var: Variable, stored: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Stored values to the CF view: masked values NaN (NaT/None for times), unpacked, and
     times as dates. Bit for bit what xarray's decoding gives (except ``valid_range``, which
-    xarray does not apply). Works a block at a time, so that each block's stored values and
-    result stay in the CPU's cache through every step."""
-    if not var.encoded:
-        return _into(out, stored)
-    if var.time is not None:
-        numbers_dtype = np.dtype(np.float64) if (var.packing or var.masking) else var.stored_dtype
-    else:
-        numbers_dtype = var.decoded_dtype
-    stored = np.ascontiguousarray(stored)
-    target = out if var.time is None else None
-    if target is None:
-        target = np.empty(stored.shape, dtype=numbers_dtype)
-    elif target.shape != stored.shape or target.dtype != numbers_dtype:
-        raise ValueError(f"out must be {numbers_dtype} of shape {stored.shape}")
-    flat_in = stored.reshape(-1)
-    flat_out = (
-        target.reshape(-1) if target.flags.c_contiguous else np.empty_like(flat_in, numbers_dtype)
-    )
-    for start in range(0, flat_in.size, _BLOCK):
-        _decode_numbers(var, flat_in[start : start + _BLOCK], flat_out[start : start + _BLOCK])
-    if not target.flags.c_contiguous:
-        target[...] = flat_out.reshape(target.shape)
-    return _into(out, decode_times(target, var.time)) if var.time is not None else target
-
-
-def _into(out: np.ndarray | None, values: np.ndarray) -> np.ndarray:
-    if out is None:
-        return values
-    out[...] = values
-    return out
-
-
-def _decode_numbers(var: Variable, raw: np.ndarray, out: np.ndarray) -> None:
-    """xarray's order (mask, then ``* scale_factor``, then ``+ add_offset``) gives the same
-    bits as unpacking first: a masked value is NaN either way."""
-    np.copyto(out, raw, casting="unsafe")
-    if var.packing is not None:
-        if var.packing.scale_factor is not None:
-            np.multiply(out, var.packing.scale_factor, out=out)
-        if var.packing.add_offset is not None:
-            np.add(out, var.packing.add_offset, out=out)
-    if var.masking is not None:
-        missing = _missing(var.masking, raw)
-        if missing is not None:
-            np.copyto(out, np.nan, where=missing)
-
-
-def _missing(masking: Masking, raw: np.ndarray) -> np.ndarray | None:
-    """Where ``raw`` holds a missing value; None when nowhere. A NaN fill needs no mask (NaN
-    stays NaN through unpacking). The range of the values (``fmin``/``fmax`` skip NaN) rules
-    out most blocks, which hold no missing value, before any comparison is made."""
-    if raw.size == 0:
-        return None
-    low, high = np.fmin.reduce(raw, axis=None), np.fmax.reduce(raw, axis=None)
-    tests = [(np.equal, v) for v in masking.fill_values if v == v and low <= v <= high]
-    if masking.valid_min is not None and low < masking.valid_min:
-        tests.append((np.less, masking.valid_min))
-    if masking.valid_max is not None and high > masking.valid_max:
-        tests.append((np.greater, masking.valid_max))
-    missing = None
-    for compare, value in tests:
-        hit = compare(raw, value)
-        missing = hit if missing is None else np.logical_or(missing, hit, out=missing)
-    return missing
+    xarray does not apply). ``out``: a ``var.decoded_dtype`` array of the stored shape to
+    decode into (a strided view is fine: a tile of a plane, from an ``on_chunk`` callback);
+    thread-safe. A large array is decoded on the engine's decode workers and the calling
+    thread together (see :mod:`cf_decode`)."""
+    return cf_decode.decode(var, stored, out)
 
 
 def read_decoded(
     array, selection=..., var: Variable | None = None, out: np.ndarray | None = None
 ) -> np.ndarray:
     """``array.read(selection)``, decoded (into ``out`` when given: a viewer that reuses its
-    buffer saves the page faults of a new one)."""
-    var = var or variable(array)
-    return decode(var, array.read(selection), out)
+    buffer saves the page faults of a new one). A large one is decoded by the decode workers
+    and the calling thread together."""
+    return cf_decode.read(array, selection, var or variable(array), out)
 
 
 @dataclass(frozen=True)
