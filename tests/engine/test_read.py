@@ -297,8 +297,8 @@ def test_cache_serves_repeat_reads(zarr_writer):
     cache memory); the third read is served from the cache. The front ends that come back ask
     for their chunks to be kept at once: the viewer's ``submit`` and the mount's
     ``read_flat`` re-reads are served from the cache the second time."""
-    data = _volume((1, 64, 64))
-    w = zarr_writer(data, chunks=(1, 32, 32))
+    data = _volume((1, 128, 128))
+    w = zarr_writer(data, chunks=(1, 64, 64))  # 8 KiB chunks: more than SMALL_CHUNK
     arr = zarrfs.open(str(w.root))["array"]
     engine.clear_caches()
     np.testing.assert_array_equal(arr[...], data)
@@ -327,23 +327,41 @@ def test_cache_serves_repeat_reads(zarr_writer):
         assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
 
 
+def test_small_chunks_are_kept_on_their_first_read(zarr_writer):
+    """A chunk of at most one page (a coordinate's, say) is kept at once: xarray reads its
+    coordinates twice on open, and there is no page fault to save."""
+    from zarrfs.engine import reader
+
+    data = _volume((1, 64, 64))
+    w = zarr_writer(data, chunks=(1, 32, 32))  # 2 KiB chunks
+    assert 32 * 32 * 2 <= reader.SMALL_CHUNK
+    arr = zarrfs.open(str(w.root))["array"]
+    engine.clear_caches()
+    np.testing.assert_array_equal(arr[...], data)
+    assert engine.cache_info()["items"] == 4
+    engine.reset_stats()
+    np.testing.assert_array_equal(arr[...], data)
+    s = engine.stats()
+    assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
+
+
 def test_admission_on_the_second_read_is_bounded(zarr_writer, monkeypatch):
     """The table remembers a bounded number of chunks read and not kept: the oldest are
     forgotten (read once more, they count as read once); clear_caches forgets them all."""
     from zarrfs.engine import cache
 
     monkeypatch.setattr(cache, "_SEEN_KEYS", 2)
-    data = _volume((1, 64, 64))
-    w = zarr_writer(data, chunks=(1, 32, 32))
+    data = _volume((1, 128, 128))
+    w = zarr_writer(data, chunks=(1, 64, 64))  # more than SMALL_CHUNK: kept on a second read
     arr = zarrfs.open(str(w.root))["array"]
     engine.clear_caches()
     arr[...]  # four chunks seen; the table remembers the last two
     arr[...]
     assert engine.cache_info()["items"] == 2
     engine.clear_caches()
-    arr[0, :32, :32]
+    arr[0, :64, :64]
     engine.clear_caches()
-    arr[0, :32, :32]
+    arr[0, :64, :64]
     assert engine.cache_info()["items"] == 0
 
 
@@ -410,6 +428,7 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
     task's buffer and one copy; a chunk read again is decoded into memory the cache keeps."""
     import zarrfs.engine.reader as reader
 
+    monkeypatch.setattr(reader, "SMALL_CHUNK", 0)  # these 1.5 KiB chunks stand for large ones
     done = []
     real = reader.ArrayReader._decode
     monkeypatch.setattr(

@@ -17,7 +17,9 @@ show the rest of a plane). Every chunk a read claims is settled whatever happens
 missing, failed, or abandoned when the read was cancelled), so no read waits forever.
 
 What a read keeps (``keep``): ``"reused"`` (the default of ``Array.read``: a chunk is kept when
-it is read a second time; a plane read once costs no cache memory), ``"always"`` (the front ends
+it is read a second time, a plane read once costs no new cache memory; a chunk of at most
+:data:`SMALL_CHUNK` bytes, such as a coordinate's, is kept at once: its memory comes from
+what the allocator already holds), ``"always"`` (the front ends
 that come back: the viewer's ``submit``, the mount's ``read_flat``), ``"partial"`` (only chunks
 the read covers in part: a streaming reader never comes back for the others).
 """
@@ -69,6 +71,8 @@ _PLAN_INNER_LIMIT = 1 << 14
 
 #: what a read keeps in the chunk table (see the module docstring)
 KEEP = ("reused", "always", "partial")
+#: a chunk this small is kept at once even by a "reused" read (one page: no page fault to save)
+SMALL_CHUNK = 4096
 
 
 @dataclass
@@ -259,7 +263,7 @@ class ArrayReader:
             by_chunk,
             token,
             on_chunk,
-            keep,
+            "always" if keep == "reused" and self._chunk_nbytes <= SMALL_CHUNK else keep,
             cache.chunks.would_keep(self._chunk_nbytes),
             first=planned,
         )
