@@ -249,3 +249,18 @@ def write_bad_names(root: Path) -> Path:
         json.dumps({"zarr_consolidated_format": 1, "metadata": metadata})
     )
     return root
+
+
+def write_remote_store(path: Path, seed: int):
+    """The fault runs' store: 256 x 4096 float32 in 16 x 512 zstd chunks (128 chunks of 32 KiB)
+    written by zarr-python; its data."""
+    import numpy as np
+    import zarr
+    import zarr.codecs as zc
+
+    data = np.random.default_rng(seed).standard_normal((256, 4096)).astype("f4")
+    array = zarr.create_array(
+        path, shape=data.shape, chunks=(16, 512), dtype="f4", compressors=zc.ZstdCodec()
+    )
+    array[:] = data
+    return data

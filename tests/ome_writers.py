@@ -112,3 +112,25 @@ def write_ngff_zarr(directory: Path, version: str) -> WrittenImage:
         str(path), ngff_zarr.to_multiscales(image, scale_factors=[2]), version=version
     )
     return WrittenImage(path, data)
+
+
+def write_czyx(path: Path, data: np.ndarray, chunks, channels, **omero) -> None:
+    """A one-level OME-Zarr 0.4 image (c, z, y, x) written by zarr-python, with an ``omero``
+    channel list of ``(color, start, end)``: what the composite tests draw."""
+    import zarr
+
+    root = zarr.open_group(str(path), mode="w", zarr_format=2)
+    root.create_array("0", data=data, chunks=chunks)
+    axes = [{"name": "c", "type": "channel"}] + [{"name": n, "type": "space"} for n in "zyx"]
+    root.attrs.update(
+        {
+            "multiscales": [{"version": "0.4", "axes": axes, "datasets": [{"path": "0"}]}],
+            "omero": {
+                "channels": [
+                    {"color": color, "window": {"start": start, "end": end}}
+                    for color, start, end in channels
+                ],
+                **omero,
+            },
+        }
+    )

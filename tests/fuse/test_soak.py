@@ -17,13 +17,10 @@ import random
 import threading
 import time
 
-import numpy as np
 import pytest
-import zarr
-import zarr.codecs as zc
 
 from tests.fuse.conftest import needs_fuse
-from tests.hostile import rss, write_bomb_store
+from tests.hostile import rss, write_bomb_store, write_remote_store
 
 pytestmark = [needs_fuse, pytest.mark.fuse]
 
@@ -56,15 +53,7 @@ def _switch_faults(server, stop: threading.Event, rng: random.Random) -> None:
 
 
 def test_fault_soak_never_returns_wrong_bytes(tmp_path, http_server, mount):
-    data = np.random.default_rng(1).standard_normal((256, 4096)).astype("f4")
-    array = zarr.create_array(
-        tmp_path / "s.zarr",
-        shape=data.shape,
-        chunks=(16, 512),
-        dtype="f4",
-        compressors=zc.ZstdCodec(),
-    )
-    array[:] = data
+    data = write_remote_store(tmp_path / "s.zarr", seed=1)
     expected = data.tobytes()
     server = http_server(tmp_path / "s.zarr")
     m = mount(server.url, "cache_size=256K", "prefetch=0")  # most reads go to the server

@@ -18,12 +18,10 @@ import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 import pytest
-import zarr
-import zarr.codecs as zc
 
 from tests.fuse.conftest import needs_fuse
+from tests.hostile import write_remote_store
 
 pytestmark = [needs_fuse, pytest.mark.fuse]
 
@@ -37,15 +35,7 @@ HANG = 3 * BOUND  # what the test calls a hang: the machine is shared and loaded
 
 @pytest.mark.parametrize("cache", ["default", "cache_size=0"])
 def test_single_reads_end_in_time_under_stalls(tmp_path, http_server, mount, monkeypatch, cache):
-    data = np.random.default_rng(2).standard_normal((256, 4096)).astype("f4")
-    array = zarr.create_array(
-        tmp_path / "s.zarr",
-        shape=data.shape,
-        chunks=(16, 512),
-        dtype="f4",
-        compressors=zc.ZstdCodec(),
-    )
-    array[:] = data
+    data = write_remote_store(tmp_path / "s.zarr", seed=2)
     expected = data.tobytes()
     server = http_server(tmp_path / "s.zarr")
     server.faults.stall(math.inf, pattern=r"^c/", fraction=0.2, seed=11)

@@ -116,29 +116,10 @@ def test_plain_arrays_keep_one_channel(window, idle, sample_store):
 def test_tiles_blend_as_they_land(window, idle, tmp_path):
     """Many chunks per plane: the composite is blended tile by tile as they land (and when the
     plane changes, only the new tiles), yet equals the blend of the whole plane."""
-    import zarr
-
     rng = np.random.default_rng(1)
     data = rng.integers(0, 1000, (2, 3, 100, 90), dtype=np.uint16)
-    root = zarr.open_group(str(tmp_path / "tiles.zarr"), mode="w", zarr_format=2)
-    root.create_array("0", data=data, chunks=(1, 1, 16, 16))
-    root.attrs.update(
-        {
-            "multiscales": [
-                {
-                    "version": "0.4",
-                    "axes": [{"name": "c", "type": "channel"}]
-                    + [{"name": n, "type": "space"} for n in "zyx"],
-                    "datasets": [{"path": "0"}],
-                }
-            ],
-            "omero": {
-                "channels": [
-                    {"color": "FF8000", "window": {"start": 100, "end": 900}},
-                    {"color": "0080FF", "window": {"start": 0, "end": 500}},
-                ]
-            },
-        }
+    ome_writers.write_czyx(
+        tmp_path / "tiles.zarr", data, (1, 1, 16, 16), [("FF8000", 100, 900), ("0080FF", 0, 500)]
     )
     window.open_store(str(tmp_path / "tiles.zarr"), {})
     idle(window)

@@ -6,8 +6,8 @@ that cannot be opened is reported, never waited on."""
 from __future__ import annotations
 
 import numpy as np
-import zarr
 
+from tests.ome_writers import write_czyx
 from tests.viewer.test_composite import assert_close, numpy_blend
 from zarrfs.viewer import early_open
 
@@ -19,27 +19,10 @@ def write_image(path, data) -> None:
     """3 channels x 3 z of 64 x 96 in 32 x 32 chunks: 6 chunks per channel and plane (a tile
     each; the engine's I/O pool has 8 threads on 2 CPUs, and each tile's read holds one while
     its requests are on the wire: more tiles than that would go in two waves)."""
-    root = zarr.open_group(str(path), mode="w", zarr_format=2)
-    root.create_array("0", data=data, chunks=(1, 1, 32, 32))
-    root.attrs.update(
-        {
-            "multiscales": [
-                {
-                    "version": "0.4",
-                    "axes": [{"name": "c", "type": "channel"}]
-                    + [{"name": n, "type": "space"} for n in "zyx"],
-                    "datasets": [{"path": "0"}],
-                }
-            ],
-            "omero": {
-                "channels": [
-                    {"color": "".join(f"{v:02X}" for v in c), "window": {"start": s, "end": e}}
-                    for c, (s, e) in zip(COLORS, WINDOWS, strict=True)
-                ],
-                "rdefs": {"defaultZ": 1},
-            },
-        }
-    )
+    channels = [
+        ("".join(f"{v:02X}" for v in c), s, e) for c, (s, e) in zip(COLORS, WINDOWS, strict=True)
+    ]
+    write_czyx(path, data, (1, 1, 32, 32), channels, rdefs={"defaultZ": 1})
 
 
 def test_channels_of_the_first_plane_are_fetched_at_once(window, idle, tmp_path, http_server):
