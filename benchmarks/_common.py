@@ -258,3 +258,27 @@ def _serve(root: str, latency: float, jitter: float) -> None:
 
 if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--serve":
     _serve(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+
+
+def wait_for(app, predicate, timeout: float = 60.0) -> bool:
+    """Run the Qt event loop until ``predicate()`` holds (True) or ``timeout`` passes (False)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        app.processEvents()
+        if predicate():
+            return True
+        time.sleep(0.0005)
+    return False
+
+
+def viewer_bench_main(run) -> int:
+    """A viewer benchmark's ``main``: ``run(app, data_dir)`` offscreen, its result as JSON."""
+    import json
+
+    from zarrfs.viewer.app import make_app
+
+    app = make_app()
+    data = Path(__file__).resolve().parent / "_data"
+    data.mkdir(parents=True, exist_ok=True)
+    print(json.dumps(run(app, data), indent=2))
+    return 0

@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from _common import wait_for  # noqa: E402
 
 BIG = 10_000
 BIG_CHUNK = (1, 1000, 1000)
@@ -69,16 +70,6 @@ def big_array_source():
 
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def wait_for(app, predicate, timeout=60.0):
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        if predicate():
-            return True
-        time.sleep(0.0005)
-    return False
 
 
 def bench_first_pixels(app, latency: float) -> dict:

@@ -13,7 +13,6 @@ Run: ``QT_QPA_PLATFORM=offscreen python benchmarks/bench_viewer_cf.py``.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -22,8 +21,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from _common import viewer_bench_main, wait_for  # noqa: E402
 
 SHAPE = (12, 4096, 4096)
 CHUNKS = (1, 1024, 1024)
@@ -62,16 +63,6 @@ def write(path: Path, cf: bool) -> None:
     for t in range(SHAPE[0]):
         plane = stored_plane(t)
         arr[t] = plane if cf else plane.view(np.uint16)
-
-
-def wait_for(app, predicate, timeout=60.0) -> bool:
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        if predicate():
-            return True
-        time.sleep(0.001)
-    return False
 
 
 def steps(app, view, done, count=10) -> list[tuple[float, float]]:
@@ -148,13 +139,7 @@ def run(app, data: Path, rounds: int = 2) -> dict:
 
 
 def main() -> int:
-    from viewer.app import make_app
-
-    app = make_app()
-    data = REPO / "benchmarks" / "_data"
-    data.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(run(app, data), indent=2))
-    return 0
+    return viewer_bench_main(run)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ median < 50 ms and at most 1.5 x one channel's.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -26,8 +25,10 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
+from _common import viewer_bench_main, wait_for  # noqa: E402
 
 SHAPE = (3, 16, 1024, 1024)
 OMERO = {
@@ -66,16 +67,6 @@ def write_image(path: Path) -> None:
     root.attrs.update(
         {"multiscales": [{"version": "0.4", "axes": axes, "datasets": datasets}], "omero": OMERO}
     )
-
-
-def wait_for(app, predicate, timeout=60.0) -> bool:
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        if predicate():
-            return True
-        time.sleep(0.001)
-    return False
 
 
 def first_pixels(app, path: Path, latency: float) -> dict:
@@ -230,13 +221,7 @@ def run(app, data: Path, latency: float = 0.02) -> dict:
 
 
 def main() -> int:
-    from viewer.app import make_app
-
-    app = make_app()
-    data = REPO / "benchmarks" / "_data"
-    data.mkdir(parents=True, exist_ok=True)
-    print(json.dumps(run(app, data), indent=2))
-    return 0
+    return viewer_bench_main(run)
 
 
 if __name__ == "__main__":
