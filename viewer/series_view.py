@@ -176,6 +176,12 @@ class SeriesView(QWidget):
             self.axis_combo.addItem(f"{state.axis_label(axis)} ({state.shape[axis]:,})", axis)
         self.axis_combo.setCurrentIndex(state.slider_axes.index(chosen))
 
+    def set_raw(self, raw: bool) -> None:
+        """The image's Raw toggle: the series shown is read again as stored or decoded."""
+        if raw != self.raw:
+            self.raw = raw
+            self._restart()
+
     def _restart(self) -> None:
         if self._point is not None and self.source is not None:
             self.stop()
@@ -388,6 +394,7 @@ def install(window, view_menu) -> SeriesView:
     view.message.connect(window.post)
     image = window.image
     image.point_clicked.connect(functools.partial(_clicked, image, view, dock))
+    image.cf_tools.raw_check.toggled.connect(lambda _on: view.set_raw(image.cf_tools.raw))
     image.painted.connect(lambda _generation: view.follow(image.state))
     spot = pg.ScatterPlotItem(size=9, pen=pg.mkPen((255, 255, 0), width=2), brush=None)
     spot.setZValue(20)

@@ -241,6 +241,11 @@ def test_raw_plots_the_stored_values(window, idle, qtbot, tmp_path):
     idle(window)
     assert np.array_equal(window.series.y, stored[:, 1, 2]) and (stored[:, 1, 2] == -32768).all()
     assert window.series.plot.getAxis("left").labelText == "air temperature [K] (stored values)"
+    image.cf_tools.raw_check.setChecked(False)  # the series shown follows the toggle
+    idle(window)
+    decoded = xr.open_zarr(path).tas.values[:, 1, 2]
+    assert np.array_equal(window.series.y, decoded, equal_nan=True)
+    assert window.series.plot.getAxis("left").labelText == "air temperature [K]"
 
 
 def test_a_coordinate_of_another_length_is_not_used(window, idle, qtbot, tmp_path):
