@@ -206,10 +206,10 @@ class ChunkTable:
     def _remember(self, key: Hashable, entry: Entry, result: ChunkResult) -> ChunkResult:
         """Keep a stalled chunk's failure for :data:`STALL_MEMORY` seconds; the failure that
         its waiters, and the reads claiming it meanwhile, get."""
-        error = copy.copy(result.error)
-        error.message = f"{error.message} (reads of this chunk fail at once for {STALL_MEMORY:g} s)"
-        error.args = (error.message,)
-        error.__cause__ = result.error
+        stalled = result.error
+        error = stalled.renewed(
+            f"{stalled.message} (reads of this chunk fail at once for {STALL_MEMORY:g} s)"
+        )
         if entry.event is None:
             entry.event = threading.Event()  # set by settle(): later claims wait on it
         with self._lock:

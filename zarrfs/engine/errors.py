@@ -43,8 +43,13 @@ class ZarrfsError(Exception):
         raised as a fresh instance by every read (``raise kept.at(where) from kept``), so that
         no two reads share one and none is edited once raised."""
         message = self.message if where in self.message else f"{where}: {self.message}"
+        return self.renewed(message, path=self.path or where)
+
+    def renewed(self, message: str, **context: str | None) -> ZarrfsError:
+        """A new error like this one, saying ``message`` (and the ``context`` fields given),
+        chained to this one: what to raise instead of editing an error once raised."""
         fresh = type(self).__new__(type(self), message)
-        fresh.__dict__.update({**self.__dict__, "message": message, "path": self.path or where})
+        fresh.__dict__.update({**self.__dict__, "message": message, **context})
         fresh.__cause__ = self
         return fresh
 

@@ -66,13 +66,15 @@ class ChunkFetcher:
         self.url = url_below(store.url, path)
 
     def context_error(self, exc: ZarrfsError, key: str, message: str | None = None) -> ZarrfsError:
-        """A new error of ``exc``'s kind, with this node's context, raised from ``exc``."""
-        kw: dict = {"path": self.url, "key": key, "store_url": self.store.url}
-        if isinstance(exc, ChunkDecodeError):
-            kw["codec"] = exc.codec
-        new = type(exc)(message or exc.message, node_path=self.path, **kw)
-        new.__cause__ = exc
-        return new
+        """A new error of ``exc``'s kind (its own fields kept), with this node's context,
+        raised from ``exc``."""
+        return exc.renewed(
+            message or exc.message,
+            path=self.url,
+            key=key,
+            store_url=self.store.url,
+            node_path=self.path,
+        )
 
     def locate(self, coords_list) -> dict[tuple[int, ...], Fetched]:
         """Every chunk's :class:`Fetched`, once all have arrived."""
