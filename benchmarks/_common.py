@@ -282,3 +282,19 @@ def viewer_bench_main(run) -> int:
     data.mkdir(parents=True, exist_ok=True)
     print(json.dumps(run(app, data), indent=2))
     return 0
+
+
+def shown_window(app, url: str):
+    """A 1400 x 900 viewer window showing ``url``, once its first plane is drawn:
+    ``(window, done)``, ``done`` listing the generations the image view finished since."""
+    from zarrfs.viewer.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1400, 900)
+    window.show()
+    window.open_store(url, {})
+    view = window.image
+    done: list[int] = []
+    view.controller.finished.connect(lambda g: done.append(g))
+    wait_for(app, lambda: done and view.state is not None, 60)
+    return window, done

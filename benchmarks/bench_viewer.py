@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from _common import wait_for  # noqa: E402
+from _common import shown_window, wait_for  # noqa: E402
 
 BIG = 10_000
 BIG_CHUNK = (1, 1000, 1000)
@@ -155,16 +155,8 @@ def _write_local(path: Path, planes: int) -> None:
 
 
 def bench_slider(app, path: Path, planes: int) -> dict:
-    from zarrfs.viewer.main_window import MainWindow
-
-    window = MainWindow()
-    window.resize(1400, 900)
-    window.show()
-    window.open_store(str(path), {})
+    window, done = shown_window(app, str(path))
     view = window.image
-    done = []
-    view.controller.finished.connect(lambda g: done.append(g))
-    wait_for(app, lambda: done and view.state is not None, 60)
     warm, cold = [], []
     for _z in range(1, min(planes, 12)):
         done.clear()

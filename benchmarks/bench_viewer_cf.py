@@ -92,7 +92,7 @@ def run(app, data: Path, rounds: int = 2) -> dict:
     """Rounds of steps on the plain copy, the packed variable decoded, and raw, in turn (every
     chunk in the cache after the first round: what is compared is the viewer's own work)."""
     import zarrfs.engine as engine
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer.main_window import MainWindow
 
     packed, plain = data / "cf_tas_4096.zarr", data / "cf_plain_4096.zarr"
     write(packed, True)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from _common import viewer_bench_main, wait_for  # noqa: E402
+from _common import shown_window, viewer_bench_main, wait_for  # noqa: E402
 
 SHAPE = (3, 16, 1024, 1024)
 OMERO = {
@@ -71,8 +71,8 @@ def write_image(path: Path) -> None:
 
 def first_pixels(app, path: Path, latency: float) -> dict:
     from tests.servers import HttpServer
-    from viewer import early_open
-    from viewer.main_window import MainWindow
+    from zarrfs.viewer import early_open
+    from zarrfs.viewer.main_window import MainWindow
 
     server = HttpServer(path, latency=latency).start()
     try:
@@ -157,16 +157,8 @@ def steps(app, view, done, count=10) -> list[float]:
 
 
 def local(app, path: Path) -> dict:
-    from viewer.main_window import MainWindow
-
-    window = MainWindow()
-    window.resize(1400, 900)
-    window.show()
-    window.open_store(str(path), {})
+    window, done = shown_window(app, str(path))
     view = window.image
-    done = []
-    view.controller.finished.connect(lambda g: done.append(g))
-    wait_for(app, lambda: done and view.state is not None, 60)
     panel = view.channel_panel
     t = time.perf_counter()
     panel.set_visible_channel(0, False)
