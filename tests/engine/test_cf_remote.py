@@ -79,3 +79,22 @@ def test_time_series_through_the_xarray_backend(tmp_path, http_server):
     assert len(server.stats.records(r"/tas/")) == 10 and len(server.stats.records()) == 10
     assert server.stats.round_trips() == 1
     assert np.array_equal(series, xr.open_zarr(str(path)).tas.values[:, 2, 5], equal_nan=True)
+
+
+def test_coordinates_found_with_one_listing(tmp_path, http_server):
+    """A group without consolidated metadata is listed once for all of a variable's
+    dimensions (a round trip each was 3 of the 6 before an OME image's first frame)."""
+    path = tmp_path / "plain.zarr"
+    ds = xr.Dataset(
+        {"tas": (("time", "lat", "lon"), np.zeros((4, 3, 2), "f4"))},
+        coords={"time": np.arange(4), "lat": [1.0, 2.0, 3.0], "lon": [5.0, 6.0]},
+    )
+    ds.to_zarr(path, zarr_format=2, consolidated=False)
+    server = http_server(str(path))
+    root = engine.open(server.url)
+    server.stats.reset()
+    found = cf.coordinate_arrays(root, ("time", "lat", "lon", "time"))
+    assert sorted(found) == ["lat", "lon", "time"]
+    assert found["lat"][:].tolist() == [1.0, 2.0, 3.0]
+    listings = [r for r in server.stats.records() if r.path.rstrip("/") == ""]
+    assert len(listings) == 1, server.stats.log

@@ -265,9 +265,13 @@ def coordinate_arrays(group, dimensions) -> dict[str, object]:
     found: dict[str, object] = {}
     if group is None:
         return found
+    try:  # one listing (a round trip on a remote store), not one per dimension
+        children = set(group.keys())
+    except ZarrfsError:  # an unlistable group only loses its coordinates
+        return found
     for dim in dict.fromkeys(dimensions):
         try:
-            node = group[dim] if dim in group.keys() else None
+            node = group[dim] if dim in children else None
         except ZarrfsError:  # a broken sibling only loses its coordinates
             continue
         if node is not None and node.kind == "array" and node.ndim == 1:
