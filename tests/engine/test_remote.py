@@ -187,6 +187,10 @@ def test_listing_children_is_two_round_trips(http_server, zarr_writer):
     assert g.keys() == [f"a{i}" for i in range(6)]
     assert server.stats.round_trips() == 2  # the listing, then every child's documents at once
     assert [m.shape for _, m in g.members()] == [(4,)] * 6
+    server.stats.reset()  # listed once per open store, as its metadata is read once
+    assert g.keys() == zarrfs.open(server.url + "/g").keys() == [f"a{i}" for i in range(6)]
+    listings = [r.path for r in server.stats.records() if "." not in r.path.rsplit("/", 1)[-1]]
+    assert listings == ["/g"], server.stats.log  # the new handle's; none for the old one
 
 
 def test_unreachable_store_fails_fast_after_first_error(http_server, volume):

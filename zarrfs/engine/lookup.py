@@ -67,6 +67,9 @@ class Hierarchy:
         self.errors: dict[str, ZarrfsError] = {}  # children whose metadata is broken
         self.consolidated: dict[str, Metadata] | None = None
         self._undocumented: set[str] = set()  # prefetched paths that had no metadata document
+        #: children found per (path, zarr_format): a listing is a round trip on a remote store,
+        #: and the tree, the CF view of each array and the mount all ask for the same groups
+        self._children_of: dict[tuple[str, int], list[str]] = {}
         self._lock = threading.Lock()
 
     def not_found(self, message: str, node_path: str) -> NodeNotFoundError:
@@ -239,8 +242,17 @@ class Hierarchy:
             return {n for declare in self.declarers for n in declare(path, attributes)}
 
     def children(self, path: str, zarr_format: int) -> list[str]:
-        """Sorted names of the nodes directly below ``path``, those that can be a file name."""
-        return usable(self._children(path, zarr_format), url_below(self.store.url, path))
+        """Sorted names of the nodes directly below ``path``, those that can be a file name;
+        listed once per open store, as the metadata is read once (a failed listing is not
+        kept)."""
+        with self._lock:
+            known = self._children_of.get((path, zarr_format))
+        if known is not None:
+            return list(known)
+        names = usable(self._children(path, zarr_format), url_below(self.store.url, path))
+        with self._lock:
+            self._children_of[(path, zarr_format)] = names
+        return list(names)
 
     def _children(self, path: str, zarr_format: int) -> list[str]:
         if self.consolidated is not None:
