@@ -194,3 +194,21 @@ def test_an_image_without_labels_asks_for_them_once(ome_images, http_server, tmp
     documents = server.stats.records(r"/labels/(zarr\.json|\.zarray|\.zgroup|\.zattrs)$")
     assert len(documents) == 4  # each asked for once
     assert server.stats.round_trips() <= 2  # the documents with the levels', then a listing
+
+
+def test_a_large_picture_blends_in_bands_to_the_same_pixels(monkeypatch):
+    """A picture larger than a band (the last band short, a region of a larger picture, a
+    strided view of the channels) equals the same blend done whole, pixel for pixel."""
+    rng = np.random.default_rng(5)
+    stack = rng.integers(0, 4000, (3, 701, 333), dtype=np.uint16)
+    planes = [p[::1, 1:] for p in stack]  # 701 x 332: 197 rows a band, four bands
+    colors = [(0, 0, 255), (255, 128, 0), (200, 50, 255)]
+    windows = [(100, 3000), (0, 2000), (4000, 500)]
+    picture = np.zeros((710, 340, 3), np.uint8)
+    banded = engine.Blender()(planes, colors, windows, out=picture[5:706, 4:336])
+    monkeypatch.setattr(engine.Blender, "BAND_PIXELS", 10**9)
+    whole = engine.Blender()(planes, colors, windows)
+    np.testing.assert_array_equal(banded, whole)
+    np.testing.assert_array_equal(picture[:5], 0)
+    np.testing.assert_array_equal(picture[706:], 0)
+    assert whole[..., 1].any() and whole[..., 2].any()
