@@ -473,11 +473,17 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
 
 def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
     """A read of at most _INLINE_BYTES from a local store decodes where it was asked (no
-    worker hand-off); a larger one in the decode pool. Both read the right values, and a
-    chunk that fails still raises, naming its key."""
+    worker hand-off); a larger one goes to the decode pool as tasks, which the waiting caller
+    shares with the workers. Both read the right values, and a chunk that fails still raises,
+    naming its key."""
     import zarrfs.engine.reader as reader
+    import zarrfs.engine.scheduler as scheduler
 
-    threads = []
+    threads, tasks = [], []
+    real_run_decode = scheduler.run_decode
+    monkeypatch.setattr(
+        scheduler, "run_decode", lambda fn, *a: (tasks.append(fn), real_run_decode(fn, *a))[1]
+    )
     real = reader.ArrayReader._decode
     monkeypatch.setattr(
         reader.ArrayReader,
@@ -491,10 +497,14 @@ def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
     engine.set_cache_size(0)
     try:
         np.testing.assert_array_equal(arr[1, 10:100, 30:120], data[1, 10:100, 30:120])  # 4
-        assert len(threads) == 4 and set(threads) == {threading.current_thread()}
+        assert len(threads) == 4 and set(threads) == {threading.current_thread()} and not tasks
         threads.clear()
         np.testing.assert_array_equal(arr[1], data[1])  # 16 chunks
-        assert len(threads) == 16 and threading.current_thread() not in threads
+        assert len(threads) == 16 and len(tasks) >= 2
+        assert {t.name for t in threads} <= {
+            threading.current_thread().name,
+            *(f"zarrfs-decode-{i}" for i in range(scheduler.decode_workers())),
+        }
         (w.root / "array" / "c" / "1" / "1" / "0").write_bytes(b"not zstd at all")
         with pytest.raises(engine.ChunkDecodeError, match="c/1/1/0"):
             arr[1, 70:80, 0:10]

@@ -206,3 +206,44 @@ def test_cancel_all_reads_ends_reads_waiting_for_a_slow_store(zarr_writer, http_
         server.latency = 0.0
     assert child.returncode == 0, err
     assert out.strip() == "ok"
+
+
+def test_a_waiting_caller_runs_its_own_queued_work():
+    """``help`` runs on the calling thread the queued work of the futures it is given, in
+    turn, and leaves everything else (work started by a worker, other callers' work) alone;
+    a failure goes to its future, as from a worker."""
+    pool = scheduler.PriorityPool(1, "test-help")
+    started, release = threading.Event(), threading.Event()
+    ran: dict[str, int] = {}
+
+    def job(name, fail=False):
+        def run():
+            ran[name] = threading.get_ident()
+            if fail:
+                raise ValueError(name)
+            return name
+
+        return run
+
+    def blocker():
+        started.set()
+        release.wait(10)
+        return "blocker"
+
+    try:
+        busy = pool.submit(blocker)
+        assert started.wait(10)  # the one worker is busy: what follows stays queued
+        mine = [pool.submit(job("a")), pool.submit(job("b", fail=True)), pool.submit(job("c"))]
+        other = pool.submit(job("other"))
+        pool.help([busy, *mine])
+        assert [ran[n] for n in "abc"] == [threading.get_ident()] * 3
+        assert "other" not in ran and not other.done() and not busy.done()
+        assert mine[0].result() == "a" and mine[2].result() == "c"
+        with pytest.raises(ValueError, match="b"):
+            mine[1].result()
+        release.set()
+        assert busy.result(10) == "blocker" and other.result(10) == "other"
+        assert ran["other"] != threading.get_ident()
+    finally:
+        release.set()
+        pool.close()

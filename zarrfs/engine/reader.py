@@ -365,6 +365,7 @@ class ArrayReader:
     def _wait(self, read: Read, futures: list[concurrent.futures.Future]) -> None:
         """Wait for every task (each ends: fetches are bounded by the store's timeouts); the
         first failure goes to the read."""
+        scheduler.help_decode(futures)  # the caller decodes too, rather than only waiting
         concurrent.futures.wait(futures)  # one wake-up at the end, not one per task
         for f in futures:
             try:
