@@ -7,9 +7,8 @@ masking, units, long_name); this module decides what the picture does with it:
   lazy and at screen resolution; "raw" draws the stored numbers instead. Either way a masked
   value (``_FillValue``, ``missing_value``, outside ``valid_range``) is NaN, which the image
   item draws transparent and the contrast leaves out.
-- **axes**: the kind of each dimension's coordinate (CF 1.11 section 4: latitude by
-  ``standard_name`` or ``degrees_north``, longitude by ``degrees_east``, vertical by pressure
-  units or a vertical ``standard_name``, time by ``"<unit> since <date>"``), and whether it
+- **axes**: the kind of each dimension's coordinate (``engine.cf.axis_kind``, CF 1.11
+  section 4) as the way it points (north, east, time, vertical), and whether it
   increases with the index, from its first and last value (two elements read). A map whose
   rows run south to north is drawn north up; a plot whose axes are not both horizontal
   (time x longitude) gets a free aspect ratio.
@@ -34,45 +33,6 @@ logger = logging.getLogger(__name__)
 
 NORTH, EAST, TIME, VERTICAL, OTHER = "north", "east", "time", "vertical", "other"
 
-#: CF 4.1 / 4.2: the units of latitude and longitude, and the standard names of both and of
-#: the projected (grid) axes that point the same way
-_UNITS = {
-    **dict.fromkeys(
-        ("degrees_north", "degree_north", "degree_n", "degrees_n", "degreen", "degreesn"), NORTH
-    ),
-    **dict.fromkeys(
-        ("degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"), EAST
-    ),
-    **dict.fromkeys(("pa", "hpa", "kpa", "mbar", "millibar", "bar", "atm", "dbar"), VERTICAL),
-}
-_STANDARD_NAMES = {
-    **dict.fromkeys(("latitude", "grid_latitude", "projection_y_coordinate"), NORTH),
-    **dict.fromkeys(("longitude", "grid_longitude", "projection_x_coordinate"), EAST),
-    "time": TIME,
-    **dict.fromkeys(
-        (
-            "air_pressure",
-            "altitude",
-            "height",
-            "height_above_geopotential_datum",
-            "depth",
-            "depth_below_geoid",
-            "model_level_number",
-            "atmosphere_hybrid_sigma_pressure_coordinate",
-            "atmosphere_sigma_coordinate",
-            "ocean_sigma_coordinate",
-            "ocean_s_coordinate",
-        ),
-        VERTICAL,
-    ),
-}
-#: names xarray users give those dimensions (the last resort, after standard_name and units)
-_NAMES = {
-    **dict.fromkeys(("lat", "latitude", "nav_lat", "rlat"), NORTH),
-    **dict.fromkeys(("lon", "longitude", "nav_lon", "rlon"), EAST),
-    "time": TIME,
-    **dict.fromkeys(("level", "lev", "plev", "depth", "height", "altitude", "pressure"), VERTICAL),
-}
 #: kinds whose plots keep a 1:1 aspect ratio (None: nothing is known, an ordinary image)
 _HORIZONTAL = (NORTH, EAST, None)
 
@@ -85,15 +45,22 @@ class CFAxis:
     ascending: bool | None = None  # a latitude's values increase with the index (None: unknown)
 
 
+#: the engine's axis kinds (``engine.cf.axis_kind``) as the picture uses them: which way an
+#: axis points on a map
+_POINTS = {
+    engine.cf.axes.LATITUDE: NORTH,
+    engine.cf.axes.GRID_Y: NORTH,
+    engine.cf.axes.LONGITUDE: EAST,
+    engine.cf.axes.GRID_X: EAST,
+    engine.cf.axes.TIME: TIME,
+    engine.cf.axes.VERTICAL: VERTICAL,
+    engine.cf.axes.OTHER: OTHER,
+}
+
+
 def axis_kind(name: str, coordinate: engine.CFVariable | None) -> str | None:
     """The kind of dimension ``name`` from its coordinate variable (CF 4), else its name."""
-    if coordinate is not None:
-        if coordinate.time is not None:
-            return TIME
-        for key, table in ((coordinate.standard_name, _STANDARD_NAMES), (coordinate.units, _UNITS)):
-            if key and key.strip().lower() in table:
-                return table[key.strip().lower()]
-    return _NAMES.get(name.lower(), OTHER if coordinate is not None else None)
+    return _POINTS.get(engine.cf.axis_kind(name, coordinate))
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,6 @@ logger = logging.getLogger(__name__)
 #: longest coordinate read (elements); a longer axis keeps index ticks and index readouts
 MAX_ELEMENTS = 1 << 18
 
-#: CF 4.1 and 4.2: the units of latitude and longitude
-_LATITUDE_UNITS = {"degrees_north", "degree_north", "degree_n", "degrees_n", "degreen", "degreesn"}
-_LONGITUDE_UNITS = {"degrees_east", "degree_east", "degree_e", "degrees_e", "degreee", "degreese"}
 _DATE = re.compile(r"^(-?\d{1,4})-(\d{1,2})(?:-(\d{1,2}))?(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?$")
 _DEGREES = re.compile(r"^([-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)\s*°?\s*([NSEWnsew]?)$")
 _SPIN_SUFFIX = re.compile(r"\s*\(\d+ / \d+\)\s*$")
@@ -133,15 +130,11 @@ def shown_units(units: str | None) -> bool:
 
 
 def kind_of(var) -> str:
-    """What a coordinate is by its units (CF 4.1, 4.2, 4.4) or standard name."""
-    units = (var.units or "").strip().lower()
-    if var.time is not None:
-        return "time"
-    if units in _LATITUDE_UNITS or var.standard_name == "latitude":
-        return "latitude"
-    if units in _LONGITUDE_UNITS or var.standard_name == "longitude":
-        return "longitude"
-    return "number"
+    """What a coordinate is by its attributes alone (``engine.cf.axis_kind``: CF 4.1, 4.2,
+    4.4): "time", "latitude" or "longitude" (geographic degrees, labelled with a hemisphere),
+    else "number"."""
+    kind = engine.cf.axis_kind("", var)
+    return kind if kind in ("time", "latitude", "longitude") else "number"
 
 
 def number_text(value) -> str:

@@ -219,3 +219,29 @@ def test_read_decoded_into_a_reused_array(tmp_path):
     )
     with pytest.raises(ValueError, match="out must be float64"):
         cf.read_decoded(tas, 5, out=np.empty((18, 18), np.float32))
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "kind"),
+    [
+        ("y", {"units": "degrees_north"}, cf.axes.LATITUDE),
+        ("y", {"units": " Degree_N "}, cf.axes.LATITUDE),
+        ("x", {"standard_name": "longitude", "units": "degrees"}, cf.axes.LONGITUDE),
+        ("rlat", {"standard_name": "grid_latitude", "units": "degrees"}, cf.axes.GRID_Y),
+        ("x", {"standard_name": "projection_x_coordinate", "units": "m"}, cf.axes.GRID_X),
+        ("plev", {"units": "hPa"}, cf.axes.VERTICAL),
+        ("z", {"standard_name": "depth", "units": "m"}, cf.axes.VERTICAL),
+        ("t", {"units": "K"}, cf.axes.OTHER),
+        ("lat", {}, cf.axes.LATITUDE),  # a coordinate that says nothing: its name
+        ("rlon", {}, cf.axes.GRID_X),
+    ],
+)
+def test_axis_kinds_of_coordinate_variables(name, fields, kind):
+    var = engine.CFVariable(name=name, dimensions=(name,), stored_dtype=np.dtype("f8"), **fields)
+    assert cf.axis_kind(name, var) == kind
+
+
+def test_axis_kinds_of_times_and_of_bare_dimensions(tmp_path):
+    time = engine.open(str(write_xarray(tmp_path / "t.zarr", 2)))["time"]
+    assert cf.axis_kind("t", cf.variable(time)) == cf.axes.TIME  # told by its units
+    assert cf.axis_kind("lon", None) == cf.axes.LONGITUDE and cf.axis_kind("y", None) is None

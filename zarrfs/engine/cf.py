@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import cf_axes as axes
 from . import cf_decode
+from .cf_axes import axis_kind
 from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
 
@@ -318,6 +320,8 @@ def coordinate_labels(array) -> tuple[str, ...] | None:
 
 __all__ = [
     "Coordinate",
+    "axes",
+    "axis_kind",
     "Masking",
     "Packing",
     "TimeUnits",
