@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QUrl, Signal
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -42,9 +42,13 @@ from .resources import icon
 from .status import MessageBar, StatusPanel
 from .table_view import TableView
 from .tasks import Background
-from .tree_model import HierarchyModel
+from .tree_model import COLUMNS, HierarchyModel
 
 logger = logging.getLogger(__name__)
+#: the tree's columns that only CF arrays fill
+CF_COLUMNS = (COLUMNS.index("Long name"), COLUMNS.index("Units"))
+#: the most of the window the tree pane grows to, to show its columns
+TREE_MAX_SHARE = 0.45
 _ROOT = QModelIndex()  # the invalid index: "no parent"
 
 
@@ -76,6 +80,8 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.data_panel)
         splitter.addWidget(self.info)
         splitter.setSizes([280, 800, 340])
+        self.splitter = splitter
+        self._tree_fitted = False  # widened once for this store's CF columns
         self.setCentralWidget(splitter)
         self.status = StatusPanel(self.statusBar(), self.image.controller.loader.progress)
         self._build_menus()
@@ -102,6 +108,8 @@ class MainWindow(QMainWindow):
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, self.tree.header().ResizeMode.ResizeToContents)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        for column in CF_COLUMNS:  # shown once a listed array has a long name or units
+            self.tree.setColumnHidden(column, True)
         self.tree_panel = QWidget()
         layout = QVBoxLayout(self.tree_panel)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -333,6 +341,9 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
         self.model.clear()
+        self._tree_fitted = False
+        for column in CF_COLUMNS:
+            self.tree.setColumnHidden(column, True)
         self.image.clear()
         self._stop_reads()
         self.info.clear()
@@ -351,6 +362,7 @@ class MainWindow(QMainWindow):
         self.root = node
         label = Path(url.rstrip("/")).name or url
         self.model.set_root_node(node, label)
+        self._fit_tree()  # a store that is one CF array lists nothing
         self.statusBar().showMessage(f"Opened {url}", 5000)
         add_recent(self.settings, url, options)
         self._fill_recent()
@@ -385,6 +397,7 @@ class MainWindow(QMainWindow):
 
     def _listed(self, _group_path: str) -> None:
         """Expand the tree towards the pending path as listings arrive."""
+        self._fit_tree()
         target = self._pending_path
         if target is None:
             if self.filter.text():
@@ -404,6 +417,37 @@ class MainWindow(QMainWindow):
             self.tree.scrollTo(proxy_index)
         elif proxy_index.isValid():
             self.tree.expand(proxy_index)
+
+    def _fit_tree(self) -> None:
+        """Show the long name and units columns once a listed array has either, and widen
+        the tree pane (once per store, to at most :data:`TREE_MAX_SHARE` of the window) so
+        that every column shows without scrolling sideways."""
+        if self._tree_fitted or not self.model.shows_cf_columns():
+            return
+        self._tree_fitted = True
+        for column in CF_COLUMNS:
+            self.tree.setColumnHidden(column, False)
+        # once the rows just inserted are laid out: columns are sized by the rows shown
+        QTimer.singleShot(0, self._widen_tree)
+
+    def _widen_tree(self) -> None:
+        for column in range(1, self.model.columnCount()):
+            self.tree.resizeColumnToContents(column)
+        header = self.tree.header()
+        frame = self.tree.width() - self.tree.viewport().width()
+        wanted = header.length() + frame + self.tree.verticalScrollBar().sizeHint().width()
+        sizes = self.splitter.sizes()
+        grow = min(wanted, int(TREE_MAX_SHARE * sum(sizes))) - sizes[0]
+        if grow <= 0:
+            return
+        # from the info pane first, then from the picture, each keeping what it needs
+        panes = [self.splitter.widget(k) for k in range(len(sizes))]
+        for k in (2, 1):
+            if k < len(sizes):
+                least = max(200, panes[k].minimumSizeHint().width())
+                take = min(grow, max(0, sizes[k] - least))
+                sizes[0], sizes[k], grow = sizes[0] + take, sizes[k] - take, grow - take
+        self.splitter.setSizes(sizes)
 
     def _filter_changed(self, text: str) -> None:
         self.proxy.setFilterFixedString(text)

@@ -171,6 +171,17 @@ class HierarchyModel(QAbstractItemModel):
         self._root.children = [top]
         self.endResetModel()
 
+    def shows_cf_columns(self) -> bool:
+        """Whether a node listed so far has a CF long name or units (else those columns are
+        empty, and the window hides them)."""
+        todo = list(self._root.children)
+        while todo:
+            item = todo.pop()
+            if item.cf.long_name or item.cf.units:
+                return True
+            todo += item.children or ()
+        return False
+
     def clear(self) -> None:
         self.beginResetModel()
         self.epoch += 1

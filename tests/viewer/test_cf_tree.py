@@ -95,3 +95,46 @@ def test_listing_over_http_reads_no_data(qtbot, qtmodeltester, tmp_path, http_se
         assert _text(_rows(model)["tas"][3]) == "air temperature"
     finally:
         background.close()
+
+
+def _visible(tree, column: int) -> bool:
+    header = tree.header()
+    left = header.sectionViewportPosition(column)
+    return (
+        not tree.isColumnHidden(column)
+        and left >= 0
+        and left + header.sectionSize(column) <= tree.viewport().width()
+    )
+
+
+def test_the_window_shows_the_cf_columns_only_where_they_say_something(
+    window, qtbot, tmp_path, ome_images
+):
+    """A store of CF arrays: the tree pane widens so that the long name and units columns show
+    beside the name (no scrolling sideways); a store without CF attributes (OME-Zarr) hides
+    those empty columns and keeps its width."""
+    path = write_xarray(tmp_path / "c.zarr", zarr_format=2)
+    window.resize(1440, 860)
+    window.show()
+    before = window.splitter.sizes()[0]
+    window.open_store(str(path))
+    qtbot.waitUntil(lambda: window.model.shows_cf_columns(), timeout=20000)
+    qtbot.waitUntil(lambda: window.splitter.sizes()[0] > before, timeout=5000)
+    tree = window.tree
+    qtbot.wait(100)
+    assert all(_visible(tree, c) for c in range(len(COLUMNS))), (
+        window.splitter.sizes(),
+        tree.width(),
+        tree.viewport().width(),
+        [tree.header().sectionViewportPosition(c) for c in range(len(COLUMNS))],
+        [tree.header().sectionSize(c) for c in range(len(COLUMNS))],
+    )
+    assert window.splitter.sizes()[0] <= 0.45 * sum(window.splitter.sizes()) + 1
+    rows = _rows(window.model)
+    assert _text(rows["tas"][3]) == "air temperature"
+
+    window.open_store(str(ome_images("ome-zarr-py", "0.4").path))
+    qtbot.waitUntil(lambda: window.root is not None and window.model.rowCount() > 0, timeout=20000)
+    qtbot.wait(200)
+    assert tree.isColumnHidden(3) and tree.isColumnHidden(4)
+    assert not tree.isColumnHidden(1) and not tree.isColumnHidden(2)
