@@ -247,3 +247,27 @@ def test_a_waiting_caller_runs_its_own_queued_work():
     finally:
         release.set()
         pool.close()
+
+
+def test_a_waiting_caller_never_gets_ahead_of_more_urgent_work():
+    """A prefetch's caller leaves its queued work to the workers while visible work waits."""
+    pool = scheduler.PriorityPool(1, "test-help-urgent")
+    started, release = threading.Event(), threading.Event()
+
+    def blocker():
+        started.set()
+        release.wait(10)
+
+    try:
+        pool.submit(blocker)
+        assert started.wait(10)
+        urgent = pool.submit(lambda: threading.get_ident(), scheduler.PRIORITY_VISIBLE)
+        later = pool.submit(lambda: threading.get_ident(), scheduler.PRIORITY_PREFETCH)
+        pool.help([later])
+        assert not later.done() and not urgent.done()
+        release.set()
+        assert urgent.result(10) != threading.get_ident()
+        assert later.result(10) != threading.get_ident()
+    finally:
+        release.set()
+        pool.close()

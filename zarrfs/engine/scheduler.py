@@ -61,15 +61,20 @@ class PriorityPool:
 
     def help(self, futures) -> None:
         """Run on the calling thread the work of ``futures`` still queued, one item after the
-        other, until none is left: a caller about to wait for its work lends its CPU. It is
+        other, while none is more urgent than it (a prefetch's caller never gets ahead of visible
+        work waiting for a worker): a caller about to wait for its work lends its CPU. It is
         awake already, where a sleeping worker may take milliseconds to be scheduled (on a
         small VM, a woken worker was often put on the CPU of the worker that woke it, and a
         plane of 16 chunks decoded on one CPU)."""
         wanted = {id(f) for f in futures}
         while wanted:
             with self._cond:
-                at = next((i for i, e in enumerate(self._heap) if id(e[3]) in wanted), None)
-                if at is None:
+                first = self._heap[0][0] if self._heap else None  # the most urgent priority
+                at = next(
+                    (i for i, e in enumerate(self._heap) if id(e[3]) in wanted and e[0] <= first),
+                    None,
+                )
+                if at is None:  # none left, or more urgent work waits: the workers' turn
                     return
                 entry = self._heap[at]
                 last = self._heap.pop()
