@@ -131,10 +131,17 @@ def expected_plane(z: int, rows: slice, cols: slice) -> np.ndarray:
 
 
 def write_local(path: Path, planes: int) -> None:
-    """Write the local store in a child process, so its memory is not counted here."""
-    if (path / "zarr.json").exists():
-        return
+    """Write the local store in a child process, so its memory is not counted here (kept
+    from an earlier run only when it has ``planes`` planes: the steps assume as many)."""
+    import json
+    import shutil
     import subprocess
+
+    document = path / "zarr.json"
+    if document.exists():
+        if json.loads(document.read_text())["shape"][0] == planes:
+            return
+        shutil.rmtree(path)
 
     subprocess.run([sys.executable, __file__, "--write-local", str(path), str(planes)], check=True)
 
