@@ -83,12 +83,7 @@ class PriorityPool:
                     heapq.heapify(self._heap)
             _, _, fn, fut = entry
             wanted.discard(id(fut))
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
-                fut.set_exception(exc)
+            _run_into(fn, fut)
 
     def close(self) -> None:
         """Let the workers end once the work already queued is done."""
@@ -116,12 +111,17 @@ class PriorityPool:
                         return
                     self._cond.wait()
                 _, _, fn, fut = heapq.heappop(self._heap)
-            if not fut.set_running_or_notify_cancel():
-                continue
-            try:
-                fut.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
-                fut.set_exception(exc)
+            _run_into(fn, fut)
+
+
+def _run_into(fn: Callable[[], object], fut: Future) -> None:
+    """Run ``fn`` here, its outcome into ``fut`` (unless ``fut`` was cancelled meanwhile)."""
+    if not fut.set_running_or_notify_cancel():
+        return
+    try:
+        fut.set_result(fn())
+    except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+        fut.set_exception(exc)
 
 
 @dataclass(frozen=True)
@@ -269,10 +269,7 @@ def run_here(fn: Callable[[], object]) -> Future:
     """Run ``fn`` on the calling thread; its outcome as a finished future, like the pools'.
     For work too small to be worth handing to a worker and waiting for it to wake."""
     future: Future = Future()
-    try:
-        future.set_result(fn())
-    except BaseException as exc:  # noqa: BLE001 - the caller reads it from the future
-        future.set_exception(exc)
+    _run_into(fn, future)
     return future
 
 
