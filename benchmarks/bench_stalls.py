@@ -37,8 +37,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from tests.fuse.conftest import wait_mounted  # noqa: E402
 from tests.servers import HttpServer  # noqa: E402
-from zarrfs.fuse.daemon import is_mounted  # noqa: E402
 
 SIZES = (4096, 65536, 200_000, 1 << 20)
 
@@ -53,21 +53,6 @@ def write_store(root: Path) -> np.ndarray:
     )
     array[:] = data
     return data
-
-
-def wait_mounted(path: Path, process: subprocess.Popen, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the mount exited with {process.returncode}")
-        if is_mounted(str(path)):
-            try:
-                os.listdir(path)
-                return
-            except OSError:
-                pass
-        time.sleep(0.05)
-    raise SystemExit("not mounted")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -107,7 +92,10 @@ def main() -> None:
         sizes = [int(size) for size in args.sizes.split(",")]
         pool = ThreadPoolExecutor(1)
         try:
-            wait_mounted(mountpoint, process)
+            try:
+                wait_mounted(mountpoint, process, Path(log_file))
+            except (RuntimeError, TimeoutError) as exc:
+                raise SystemExit(f"the mount did not come up: {exc}") from None
             rng = random.Random(args.seed)
             fd = os.open(mountpoint / "data.raw", os.O_RDONLY)
             try:
