@@ -81,7 +81,6 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.info)
         splitter.setSizes([280, 800, 340])
         self.splitter = splitter
-        self._tree_fitted = False  # widened once for this store's CF columns
         self.setCentralWidget(splitter)
         self.status = StatusPanel(self.statusBar(), self.image.controller.loader.progress)
         self._build_menus()
@@ -108,8 +107,7 @@ class MainWindow(QMainWindow):
         self.tree.header().setStretchLastSection(False)
         self.tree.header().setSectionResizeMode(0, self.tree.header().ResizeMode.ResizeToContents)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
-        for column in CF_COLUMNS:  # shown once a listed array has a long name or units
-            self.tree.setColumnHidden(column, True)
+        self._show_cf_columns(False)  # shown once a listed array has a long name or units
         self.tree_panel = QWidget()
         layout = QVBoxLayout(self.tree_panel)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -341,9 +339,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
         self.model.clear()
-        self._tree_fitted = False
-        for column in CF_COLUMNS:
-            self.tree.setColumnHidden(column, True)
+        self._show_cf_columns(False)
         self.image.clear()
         self._stop_reads()
         self.info.clear()
@@ -362,7 +358,7 @@ class MainWindow(QMainWindow):
         self.root = node
         label = Path(url.rstrip("/")).name or url
         self.model.set_root_node(node, label)
-        self._fit_tree()  # a store that is one CF array lists nothing
+        self._fit_tree(node.path)  # a store that is one CF array lists nothing
         self.statusBar().showMessage(f"Opened {url}", 5000)
         add_recent(self.settings, url, options)
         self._fill_recent()
@@ -395,9 +391,9 @@ class MainWindow(QMainWindow):
         )
         self._listed("")
 
-    def _listed(self, _group_path: str) -> None:
+    def _listed(self, group_path: str) -> None:
         """Expand the tree towards the pending path as listings arrive."""
-        self._fit_tree()
+        self._fit_tree(group_path)
         target = self._pending_path
         if target is None:
             if self.filter.text():
@@ -418,15 +414,18 @@ class MainWindow(QMainWindow):
         elif proxy_index.isValid():
             self.tree.expand(proxy_index)
 
-    def _fit_tree(self) -> None:
-        """Show the long name and units columns once a listed array has either, and widen
-        the tree pane (once per store, to at most :data:`TREE_MAX_SHARE` of the window) so
-        that every column shows without scrolling sideways."""
-        if self._tree_fitted or not self.model.shows_cf_columns():
-            return
-        self._tree_fitted = True
+    def _show_cf_columns(self, shown: bool) -> None:
         for column in CF_COLUMNS:
-            self.tree.setColumnHidden(column, False)
+            self.tree.setColumnHidden(column, not shown)
+
+    def _fit_tree(self, path: str) -> None:
+        """Show the long name and units columns once a listed array has either (the node at
+        ``path`` or a child just listed), and widen the tree pane (once per store: they stay
+        shown until another store opens; to at most :data:`TREE_MAX_SHARE` of the window) so
+        that every column shows without scrolling sideways."""
+        if not self.tree.isColumnHidden(CF_COLUMNS[0]) or not self.model.shows_cf_columns(path):
+            return
+        self._show_cf_columns(True)
         # once the rows just inserted are laid out: columns are sized by the rows shown
         QTimer.singleShot(0, self._widen_tree)
 

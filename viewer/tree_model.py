@@ -171,16 +171,14 @@ class HierarchyModel(QAbstractItemModel):
         self._root.children = [top]
         self.endResetModel()
 
-    def shows_cf_columns(self) -> bool:
-        """Whether a node listed so far has a CF long name or units (else those columns are
-        empty, and the window hides them)."""
-        todo = list(self._root.children)
-        while todo:
-            item = todo.pop()
-            if item.cf.long_name or item.cf.units:
-                return True
-            todo += item.children or ()
-        return False
+    def shows_cf_columns(self, path: str) -> bool:
+        """Whether the node at ``path`` or one of its listed children has a CF long name or
+        units (else those columns are empty, and the window hides them)."""
+        index = self.find(path)
+        if not index.isValid():
+            return False
+        item = self.item(index)
+        return any(i.cf.long_name or i.cf.units for i in [item, *(item.children or ())])
 
     def clear(self) -> None:
         self.beginResetModel()

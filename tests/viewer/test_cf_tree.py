@@ -118,7 +118,7 @@ def test_the_window_shows_the_cf_columns_only_where_they_say_something(
     window.show()
     before = window.splitter.sizes()[0]
     window.open_store(str(path))
-    qtbot.waitUntil(lambda: window.model.shows_cf_columns(), timeout=20000)
+    qtbot.waitUntil(lambda: window.model.shows_cf_columns(""), timeout=20000)
     qtbot.waitUntil(lambda: window.splitter.sizes()[0] > before, timeout=5000)
     tree = window.tree
     qtbot.wait(100)
