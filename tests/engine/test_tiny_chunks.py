@@ -15,7 +15,7 @@ import zarr
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine import reader
+from zarrfs.engine import fetch_sharded
 
 FILL = 7
 EMPTY = 2**64 - 1
@@ -85,7 +85,7 @@ def test_shard_planned_from_its_index_reads_as_zarr_python(tmp_path, monkeypatch
     zarr-python reads, for every kind of selection."""
     shape = (64, 64)
     write_sparse(tmp_path / "a", shape, STORED)
-    monkeypatch.setattr(reader, "_PLAN_INNER_LIMIT", 0)
+    monkeypatch.setattr(fetch_sharded, "_PLAN_INNER_LIMIT", 0)
     engine.clear_caches()
     engine.reset_stats()
     arr = zarrfs.open(str(tmp_path / "a"))

@@ -42,11 +42,8 @@ from . import cache, scheduler, stats
 from .cache import ABANDONED, MISSING, ChunkResult, Entry, failed, loaded
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
-from .fetch import ChunkFetcher, Fetched
+from .fetch import Fetched, Request, chunk_source
 from .metadata import ArrayMetadata, fill_array
-from .planner import ChunkRequest, DimSelection, ShardRequest, count_chunks, plan, plan_in_shard
-from .sharding import MISSING as INDEX_MISSING
-from .sharding import ShardingCodec
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -63,11 +60,7 @@ class ChunkEvent:
 
 
 #: A piece of work for one chunk (or one shard): where it goes (request + output array).
-Target = tuple[ChunkRequest | ShardRequest, np.ndarray]
-
-#: a read of a sharded array touching more inner chunks than this plans them only once the
-#: shards' indexes say which are stored (tiny inner chunks: millions per shard, most absent)
-_PLAN_INNER_LIMIT = 1 << 14
+Target = tuple[Request, np.ndarray]
 
 #: what a read keeps in the chunk table (see the module docstring)
 KEEP = ("reused", "always", "partial")
@@ -148,27 +141,6 @@ class ArrayReader:
         self.store = store
         self.path = path
         self.meta = meta
-        chain = meta.codecs
-        codec = chain.array_bytes
-        # partial shard reads only where the shard object is exactly index + inner chunks
-        self.sharding = (
-            codec
-            if isinstance(codec, ShardingCodec) and not chain.array_array and not chain.bytes_bytes
-            else None
-        )
-        self.chunk_shape = self.sharding.chunk_shape if self.sharding else meta.chunk_shape
-        #: the codecs of one read chunk: the inner chain when shards are read partially
-        self.chain = self.sharding.codecs if self.sharding else meta.codecs
-        self._chunk_nbytes = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize
-        self._cps = self.sharding.chunks_per_shard(meta.chunk_shape) if self.sharding else None
-        self.fill = fill_array(meta)
-        self.spec = ChunkSpec(
-            self.chunk_shape,
-            meta.data_type.stored_dtype,
-            meta.order,
-            meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill,
-        )
-        self._prefix = f"{path}/" if path else ""
         # cached chunks and shard indexes belong to this metadata: an array rewritten under
         # the same URL (read again after open()) must never meet chunks decoded for the old
         # one (an int16 chunk of 3 was placed into a float32 array of chunks of 2)
@@ -177,66 +149,26 @@ class ArrayReader:
             path,
             hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest(),
         )
-        self.fetcher = ChunkFetcher(
-            store, path, meta, self.sharding, self._identity, self.chunk_key
+        #: the bytes of read chunks, as the array's layout stores them
+        self.source = chunk_source(store, path, meta, self._identity)
+        self.chunk_shape = self.source.chunk_shape
+        #: the sharding codec when shards are read partially (their inner chunks are read)
+        self.sharding = getattr(self.source, "sharding", None)
+        #: the codecs of one read chunk: the inner chain when shards are read partially
+        self.chain = self.source.chain
+        self.chunk_key = self.source.chunk_key
+        self.plan = self.source.plan
+        self._chunk_nbytes = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize
+        self.fill = fill_array(meta)
+        self.spec = ChunkSpec(
+            self.chunk_shape,
+            meta.data_type.stored_dtype,
+            meta.order,
+            meta.fill_value if meta.data_type.dtype.kind == "O" else self.fill,
         )
-
-    # ----------------------------------------------------------------- keys
-    def chunk_key(self, chunk_coords: tuple[int, ...]) -> str:
-        """The store key holding this (read) chunk: its shard's key when sharded."""
-        if self._cps:
-            chunk_coords = tuple(c // n for c, n in zip(chunk_coords, self._cps, strict=True))
-        return self._prefix + self.meta.chunk_key_encoding.key(chunk_coords)
-
-    def _shard_major(self, coords: tuple[int, ...]) -> tuple:
-        if not self.sharding:
-            return coords
-        return tuple(i // n for i, n in zip(coords, self._cps, strict=True)) + coords
 
     def _cache_key(self, coords: tuple[int, ...]) -> tuple:
         return (*self._identity, coords)
-
-    # ----------------------------------------------------------------- plan
-    def plan(
-        self, dims: tuple[DimSelection, ...], *, streaming: bool = False
-    ) -> list[ChunkRequest | ShardRequest]:
-        """The requests of a selection: one per chunk; for a sharded array whose selection
-        touches many inner chunks, one per shard, planned further by :meth:`execute` from the
-        shard's index. ``streaming`` (a read reporting each chunk) always plans per chunk."""
-        if (
-            self.sharding
-            and not streaming
-            and count_chunks(dims, self.chunk_shape) > _PLAN_INNER_LIMIT
-        ):
-            return [ShardRequest(*r) for r in plan(dims, self.meta.chunk_shape, self.meta.shape)]
-        return plan(dims, self.chunk_shape, self.meta.shape)
-
-    def _expand(self, targets: list[Target], token) -> tuple[list[Target], BaseException | None]:
-        """Shard requests become requests for the inner chunks their shard's index says are
-        stored; the rest of each shard's region reads as the fill value. Other targets pass."""
-        plain = [t for t in targets if not isinstance(t[0], ShardRequest)]
-        shards = [t for t in targets if isinstance(t[0], ShardRequest)]
-        keys = [self._prefix + self.meta.chunk_key_encoding.key(r.chunk_coords) for r, _ in shards]
-        indexes = self.fetcher.indexes(list(dict.fromkeys(keys)), lambda: token.cancelled)
-        first = None
-        for (req, out), key in zip(shards, keys, strict=True):
-            index = indexes[key]
-            if isinstance(index, BaseException):
-                first = first or index
-                continue
-            if index is None:  # an absent shard: every inner chunk missing
-                stored = np.zeros(self._cps, bool)
-            else:
-                stored = (index[..., 0] != INDEX_MISSING) | (index[..., 1] != INDEX_MISSING)
-            requests, absent = plan_in_shard(
-                req, self.meta.chunk_shape, self.chunk_shape, self.meta.shape, stored
-            )
-            view = out[(*req.out_selection, ...)]
-            if absent:
-                view[...] = self.fill
-                stats.add(chunks_missing=absent)
-            plain.extend((r, view) for r in requests)
-        return plain, first
 
     # ----------------------------------------------------------------- read
     def execute(
@@ -253,9 +185,10 @@ class ArrayReader:
         if keep not in KEEP:
             raise ValueError(f"keep must be one of {KEEP}, not {keep!r}")
         token = token or scheduler.CancelToken()
-        planned: BaseException | None = None
-        if self.sharding and any(isinstance(t[0], ShardRequest) for t in targets):
-            targets, planned = self._expand(targets, token)
+        targets, absent, planned = self.source.expand(targets, lambda: token.cancelled)
+        for view, chunks in absent:  # planned from stored data: these chunks are not stored
+            view[...] = self.fill
+            stats.add(chunks_missing=chunks)
         by_chunk: dict[tuple[int, ...], list[Target]] = defaultdict(list)
         for t in targets:
             by_chunk[t[0].chunk_coords].append(t)
@@ -267,10 +200,7 @@ class ArrayReader:
             cache.chunks.would_keep(self._chunk_nbytes),
             first=planned,
         )
-        # shard by shard (C order within): a task's chunks then share shards, each of which
-        # is read in one range (in plain C order, a task of one z-layer took half of each of
-        # several shards, and two tasks each read a range spanning every shard's middle)
-        todo = sorted(by_chunk, key=self._shard_major) if self.sharding else list(by_chunk)
+        todo = self.source.order(list(by_chunk))
         while todo:  # a first round even when cancelled: kept chunks still read
             todo = self._round(read, todo, priority)
             if read.token.cancelled:
@@ -319,7 +249,7 @@ class ArrayReader:
         read from a sync store on the calling thread); their futures go into ``futures``."""
         if self.store.is_async:
             size = _task_size(len(mine), self._chunk_nbytes)
-            for arrived in self.fetcher.arrivals(mine, lambda: read.token.cancelled):
+            for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
                 for part in _batches(arrived, size):
                     task = DecodeTask(self, read, [f.coords for f in part], part)
                     futures.append(scheduler.run_decode(task, priority))
@@ -339,8 +269,7 @@ class ArrayReader:
                 return
             fetched = task.fetched
             if fetched is None:
-                located = self.fetcher.locate(task.coords)
-                fetched = [located[c] for c in task.coords]
+                fetched = self.source.fetch(task.coords)
             t0, decoded = time.perf_counter(), 0
             for chunk in fetched:
                 if read.token.cancelled:
@@ -431,8 +360,8 @@ class ArrayReader:
             return Decoded(coords, loaded(chain.decode_into(raw, self.spec, flat)))
         except ChunkDecodeError as exc:
             key = self.chunk_key(coords)
-            message = f"chunk {key!r} of {self.fetcher.url}: {exc.message}"
-            return Decoded(coords, failed(self.fetcher.context_error(exc, key, message)))
+            message = f"chunk {key!r} of {self.source.url}: {exc.message}"
+            return Decoded(coords, failed(self.source.context_error(exc, key, message)))
 
     def _place(self, read: Read, coords, result: ChunkResult, in_place: bool = False) -> None:
         """One chunk's result into every target of it, reported: a loaded chunk's values
@@ -470,9 +399,10 @@ _BATCH_BYTES = 4 << 20
 
 
 def _task_size(chunks: int, chunk_nbytes: int) -> int:
-    """Chunks per task: two tasks per worker where the budget allows (each task costs Python
-    time under the GIL, and both workers contend for it), more for large reads."""
-    per_task = math.ceil(chunks / (2 * scheduler.decode_workers()))
+    """Chunks per task: one task per thread the read decodes on
+    (:func:`scheduler.decode_parallelism`) where the budget allows, more tasks for large
+    reads."""
+    per_task = math.ceil(chunks / scheduler.decode_parallelism(chunk_nbytes))
     return max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
 
 

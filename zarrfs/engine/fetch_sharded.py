@@ -1,0 +1,254 @@
+"""The chunk source of sharded arrays (v3 ``sharding_indexed``, read partially), see :mod:`fetch`.
+
+A read chunk is an inner chunk; its bytes lie in its shard, where the shard's index says. This
+source holds what that layout needs, and the reader nothing of it:
+
+- each shard's index, fetched once (its end or start) and cached in :data:`cache.shard_indexes`;
+- the choice per shard: read it **whole** in one request (an async store, every inner chunk of
+  the shard wanted, its index not yet known: the index is cut out of the shard), or its index
+  first and then the **ranges** of the wanted inner chunks, nearby ranges coalesced;
+- the planning of a selection touching many inner chunks per shard (a shard request each,
+  expanded by :func:`planner.plan_in_shard` into the inner chunks its index says are stored);
+- the order a read's tasks take chunks: shard by shard, so a task's ranges share shards.
+
+Models: tensorstore's sharding kvstore, zarrita.js's sharded chunk getter.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+
+import numpy as np
+
+from . import cache
+from .coalesce import coalesce
+from .errors import ChunkDecodeError, ZarrfsError
+from .fetch import ChunkSource, Fetched, Request, fetched
+from .grid import grid_shape
+from .metadata import ArrayMetadata
+from .planner import DimSelection, ShardRequest, count_chunks, plan, plan_in_shard
+from .sharding import MISSING as INDEX_MISSING
+from .sharding import ShardingCodec
+from .store import ByteRequest, Store
+
+#: a read touching more inner chunks than this plans them only once the shards' indexes say
+#: which are stored (tiny inner chunks: millions per shard, most absent)
+_PLAN_INNER_LIMIT = 1 << 14
+
+
+class ShardedChunks(ChunkSource):
+    """Inner chunks of shards: located through each shard's (cached) index."""
+
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        meta: ArrayMetadata,
+        identity: tuple,
+        sharding: ShardingCodec,
+    ):
+        super().__init__(store, path, meta, identity)
+        self.sharding = sharding
+        self.chunk_shape = sharding.chunk_shape
+        self.chain = sharding.codecs
+        self.shard_shape = meta.chunk_shape
+        self.cps = sharding.chunks_per_shard(meta.chunk_shape)
+
+    def shard_coords(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(i // n for i, n in zip(coords, self.cps, strict=True))
+
+    def chunk_key(self, coords: tuple[int, ...]) -> str:
+        """The key of the shard holding this inner chunk."""
+        return self.prefix + self.encode_key(self.shard_coords(coords))
+
+    # ---------------------------------------------------------------- plan
+    def plan(self, dims: tuple[DimSelection, ...], *, streaming: bool = False) -> list[Request]:
+        """One request per inner chunk; or, for a selection touching many inner chunks, one
+        per shard, planned further by :meth:`expand` from the shard's index. ``streaming`` (a
+        read reporting each chunk) always plans per chunk."""
+        if not streaming and count_chunks(dims, self.chunk_shape) > _PLAN_INNER_LIMIT:
+            return [ShardRequest(*r) for r in plan(dims, self.shard_shape, self.meta.shape)]
+        return plan(dims, self.chunk_shape, self.meta.shape)
+
+    def expand(self, targets, stop: Callable[[], bool]):
+        """Shard requests become requests for the inner chunks their shard's index says are
+        stored; the rest of each shard's region is returned as ``(output region, inner chunks
+        not stored)`` for the reader to fill. Other targets pass."""
+        plain = [t for t in targets if not isinstance(t[0], ShardRequest)]
+        shards = [t for t in targets if isinstance(t[0], ShardRequest)]
+        if not shards:
+            return plain, [], None
+        keys = [self.prefix + self.encode_key(r.chunk_coords) for r, _ in shards]
+        indexes = self.indexes(list(dict.fromkeys(keys)), stop)
+        first, absent = None, []
+        for (req, out), key in zip(shards, keys, strict=True):
+            index = indexes[key]
+            if isinstance(index, BaseException):
+                first = first or index
+                continue
+            if index is None:  # an absent shard: every inner chunk missing
+                stored = np.zeros(self.cps, bool)
+            else:
+                stored = (index[..., 0] != INDEX_MISSING) | (index[..., 1] != INDEX_MISSING)
+            requests, missing = plan_in_shard(
+                req, self.shard_shape, self.chunk_shape, self.meta.shape, stored
+            )
+            view = out[(*req.out_selection, ...)]
+            if missing:
+                absent.append((view, missing))
+            plain.extend((r, view) for r in requests)
+        return plain, absent, first
+
+    def order(self, coords):
+        """Shard by shard (C order within): a task's chunks then share shards, each of which
+        is read in one range (in plain C order, a task of one z-layer took half of each of
+        several shards, and two tasks each read a range spanning every shard's middle)."""
+        return sorted(coords, key=lambda c: self.shard_coords(c) + c)
+
+    # --------------------------------------------------------------- fetch
+    def arrivals(self, coords_list, stop=None):
+        """Every chunk's :class:`Fetched`, in bursts as they arrive, in as few waves as the
+        layout allows: one when every inner chunk of a shard is wanted (the whole shard is
+        read), else the indexes first, then the inner chunks (coalesced)."""
+        ready, wanted, whole = self._sources(coords_list, stop)
+        if stop is not None and stop():  # while shard indexes were on the way
+            return
+        if ready:
+            yield [fetched(c, answer) for c, answer in ready.items()]
+        requests = [r for _, r in wanted]
+        merged, mapping = coalesce(requests)
+        parts: dict[int, list[int]] = defaultdict(list)  # merged request -> its requests
+        for i, (j, _) in enumerate(mapping):
+            parts[j].append(i)
+        shards, first_shard = list(whole.items()), len(merged)
+        merged.extend(ByteRequest(key) for key, _ in shards)
+        for arrived in self.store.stream(merged, stop):
+            out = []
+            for j, answer in arrived:
+                if j >= first_shard:
+                    key, coords = shards[j - first_shard]
+                    out.extend(self._shard_chunks(key, coords, answer))
+                    continue
+                for i in parts[j]:
+                    (c, r), (_, offset) = wanted[i], mapping[i]
+                    out.append(fetched(c, self._cut(c, r, answer, offset)))
+            yield out
+
+    def _cut(self, coords, req: ByteRequest, answer, offset: int):
+        """One inner chunk's bytes out of the answer to its (merged) range request."""
+        if isinstance(answer, ZarrfsError):
+            return self.context_error(answer, req.key)
+        data = None if answer is None else answer[offset : offset + (req.end - req.start)]
+        if data is None or len(data) != req.end - req.start:
+            return ChunkDecodeError(
+                f"shard {req.key!r} of {self.url} is truncated: inner chunk {coords} wants "
+                f"bytes {req.start}-{req.end}, got {0 if data is None else len(data)}",
+                path=self.url,
+                key=req.key,
+                codec="sharding_indexed",
+                store_url=self.store.url,
+                node_path=self.path,
+            )
+        return data
+
+    def _sources(self, coords_list, stop=None):
+        """What is known of each chunk before its own bytes are fetched (a missing inner
+        chunk, an unreadable index); the range request for each other chunk; and the shards
+        to read whole, with their chunks."""
+        by_shard: dict[str, list] = defaultdict(list)
+        for c in coords_list:
+            by_shard[self.chunk_key(c)].append(c)
+        indexes, whole = self._shard_indexes(by_shard, stop)
+        out: dict = {}
+        wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
+        for key, index in indexes.items():
+            for c in by_shard[key]:
+                where = self._inner(c, index)
+                if isinstance(where, tuple):
+                    wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
+                else:
+                    out[c] = where
+        return out, wanted, whole
+
+    def _inner(self, coords, index, shard_size: int | None = None):
+        """Where an inner chunk lies in its shard, ``(offset, length)``; or None, or the
+        error that makes it unreadable."""
+        if isinstance(index, ZarrfsError):
+            return index
+        if index is None:
+            return None
+        inner = tuple(i % n for i, n in zip(coords, self.cps, strict=True))
+        try:
+            return self.sharding.locate(index, inner, shard_size)
+        except ChunkDecodeError as exc:
+            return self.context_error(exc, self.chunk_key(coords))
+
+    def _shard_chunks(self, key: str, coords: list, shard) -> list[Fetched]:
+        """The chunks of a shard read whole, cut out of it (its index is cached on the way)."""
+        if isinstance(shard, ZarrfsError):
+            error = self.context_error(shard, key)
+            return [Fetched(c, error=error) for c in coords]
+        raw = shard
+        if shard is not None:
+            size = self.sharding.index_size(self.shard_shape)
+            raw = shard[:size] if self.sharding.index_location == "start" else shard[-size:]
+        index = self._index(key, raw)
+        out = []
+        for c in coords:
+            where = self._inner(c, index, None if shard is None else len(shard))
+            part = shard[where[0] : where[0] + where[1]] if isinstance(where, tuple) else where
+            out.append(fetched(c, part))
+        return out
+
+    # ------------------------------------------------------------- indexes
+    def _index(self, key: str, raw: bytes | None):
+        """A shard's decoded index (None: the shard is absent), cached; or its error."""
+        try:
+            index = None if raw is None else self.sharding.decode_index(raw, self.shard_shape)
+        except ChunkDecodeError as exc:
+            return self.context_error(exc, key, f"shard index of {key!r}: {exc.message}")
+        cache.shard_indexes.put((*self.identity, key), index)
+        return index
+
+    def _inner_count(self, shard: tuple[int, ...]) -> int:
+        """How many inner chunks of the shard with these coords lie inside the array."""
+        grid = grid_shape(self.meta.shape, self.chunk_shape)
+        return math.prod(
+            min((k + 1) * n, g) - k * n for k, n, g in zip(shard, self.cps, grid, strict=True)
+        )
+
+    def indexes(self, keys: list[str], stop: Callable[[], bool] | None = None) -> dict:
+        """Each shard's decoded index (None: the shard is absent) or its error; those not
+        cached fetched in one wave."""
+        found: dict = {}
+        todo = []
+        for key in keys:
+            known, index = cache.shard_indexes.lookup((*self.identity, key))
+            if known:
+                found[key] = index
+            else:
+                todo.append(key)
+        requests = [self.sharding.index_request(key, self.shard_shape) for key in todo]
+        for key, data in zip(todo, self.store.fetch_each(requests, stop), strict=True):
+            found[key] = (
+                self.context_error(data, key)
+                if isinstance(data, ZarrfsError)
+                else self._index(key, data)
+            )
+        return found
+
+    def _shard_indexes(self, by_shard: dict[str, list], stop=None) -> tuple[dict, dict[str, list]]:
+        """Every shard's index (or its error), fetched in one wave where not cached; except
+        the shards worth reading whole (async stores, every inner chunk wanted, index not
+        cached): those come back in the second dict, with their chunks, for the caller to
+        fetch. Once ``stop()``, indexes still on the way are errors (ReadCancelled), never
+        taken for absent shards."""
+        whole: dict[str, list] = {}
+        for key, coords in by_shard.items():
+            if not self.store.is_async or cache.shard_indexes.lookup((*self.identity, key))[0]:
+                continue
+            if len(coords) == self._inner_count(self.shard_coords(coords[0])):
+                whole[key] = coords
+        return self.indexes([k for k in by_shard if k not in whole], stop), whole
