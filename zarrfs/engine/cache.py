@@ -32,7 +32,7 @@ import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -73,8 +73,7 @@ def _nbytes(value: np.ndarray) -> int:
     return n
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkResult:
+class ChunkResult(NamedTuple):
     """What reading one chunk gave. ``status``: "loaded" (``chunk`` holds it), "missing" (no
     stored chunk: the fill value), "failed" (``error``), "abandoned" (its read was cancelled
     before it was done: a waiter reads it itself)."""
@@ -228,14 +227,16 @@ class ChunkTable:
 
     def _drop(self, key: Hashable, entry: Entry, seen: bool = False) -> None:
         """Forget a pending entry; ``seen``: remember its key (read, not kept)."""
+        items = self._items
         with self._lock:
-            if self._items.get(key) is entry:
-                del self._items[key]
+            if items.get(key) is entry:
+                del items[key]
             if seen and self.capacity:
-                self._seen[hash(key)] = None
-                self._seen.move_to_end(hash(key))
-                if len(self._seen) > _SEEN_KEYS:
-                    self._seen.popitem(last=False)
+                h, remembered = hash(key), self._seen
+                remembered[h] = None
+                remembered.move_to_end(h)
+                if len(remembered) > _SEEN_KEYS:
+                    remembered.popitem(last=False)
 
     def _keep(self, key: Hashable, entry: Entry, result: ChunkResult) -> bool:
         n = _nbytes(result.chunk)  # type: ignore[arg-type]

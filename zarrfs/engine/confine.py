@@ -42,7 +42,8 @@ def bad_key_reason(key: str) -> str | None:
     """Why ``key`` cannot name an object inside a store, or None when it can."""
     if "\0" in key:
         return "it holds a NUL byte"
-    if any(p in ("", ".", "..") for p in key.split("/")):
+    padded = f"/{key}/"  # (substring tests: a chunk key is checked on every read)
+    if "//" in padded or "/./" in padded or "/../" in padded:
         return "it has an empty, '.' or '..' component"
     return None
 
@@ -65,6 +66,8 @@ class Root:
         self._lock = threading.Lock()
 
     def fd(self) -> int:
+        if self._fd is not None:  # (once open, it stays open: no lock on every read)
+            return self._fd
         with self._lock:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)

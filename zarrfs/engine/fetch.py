@@ -17,7 +17,7 @@ once with the node's context.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .codecs import CodecChain
 from .errors import ZarrfsError
@@ -27,10 +27,10 @@ from .sharding import ShardingCodec
 from .store import ByteRequest, Store, url_below
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
+class Fetched(NamedTuple):
     """The fetch stage's outcome for one chunk: its stored bytes; or ``data`` None (no stored
-    chunk: it reads as the fill value); or ``error``, the failure of this chunk alone."""
+    chunk: it reads as the fill value); or ``error``, the failure of this chunk alone. (A named
+    tuple, as every per-chunk record of a read: made in a fifth of a frozen dataclass's time.)"""
 
     coords: tuple[int, ...]
     data: bytes | memoryview | None = None

@@ -35,6 +35,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -98,8 +99,7 @@ class Read:
         return entry is not None and entry.reread
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
+class Decoded(NamedTuple):
     """The decode stage's outcome for one chunk: its result; ``in_place``: decoded straight
     into its place in the output (placing it only reports it); ``keep``: decoded into memory
     of its own, for the table to keep."""
@@ -262,21 +262,23 @@ class ArrayReader:
     def run_task(self, task: DecodeTask) -> None:
         """A task's chunks fetched (from a sync store), decoded, placed and settled, one after
         the other. An exception settles the task's chunks still open as failed, and goes to
-        the read."""
+        the read. (The per-chunk loop: every call here costs each chunk of every read.)"""
         read = task.read
         try:
-            if read.token.cancelled:
+            cancelled = read.token.is_set
+            if cancelled():
                 return
             fetched = task.fetched
             if fetched is None:
                 fetched = self.source.fetch(task.coords)
             t0, decoded = time.perf_counter(), 0
+            decode, place, settle = self._decode, self._place, self._settle
             for chunk in fetched:
-                if read.token.cancelled:
+                if cancelled():
                     break
-                done = self._decode(read, chunk, task)
-                self._place(read, done.coords, done.result, done.in_place)
-                self._settle(read, done)
+                done = decode(read, chunk, task)
+                place(read, done.coords, done.result, done.in_place)
+                settle(read, done)
                 decoded += done.result.status == "loaded"
             stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
         except BaseException as exc:
@@ -289,7 +291,8 @@ class ArrayReader:
         """An owned chunk's result to the table (kept when ``done.keep``), once."""
         entry = read.owned.pop(done.coords, None)
         if entry is not None:
-            cache.chunks.settle(self._cache_key(done.coords), entry, done.result, keep=done.keep)
+            key = (*self._identity, done.coords)
+            cache.chunks.settle(key, entry, done.result, keep=done.keep)
 
     def _wait(self, read: Read, futures: list[concurrent.futures.Future]) -> None:
         """Wait for every task (each ends: fetches are bounded by the store's timeouts); the

@@ -325,6 +325,8 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        #: ``cancelled`` as a function, for a loop to keep at hand
+        self.is_set = self._event.is_set
         with _tokens_lock:
             if _all_cancelled:
                 self._event.set()
