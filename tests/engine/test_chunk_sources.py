@@ -1,0 +1,279 @@
+"""The lean read pipeline: one chunk source per layout, batched decode tasks, decode in place.
+
+Stores are written by zarr-python; bytes a source returns are compared with the files it wrote
+(or decoded and compared with the data), values read with the data written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr.codecs as zc
+from fsspec.implementations.http import HTTPFileSystem
+
+import zarrfs
+import zarrfs.engine as engine
+from zarrfs.engine import reader, scheduler
+from zarrfs.engine.codec_registry import ChunkSpec
+from zarrfs.engine.fetch import PlainChunks
+from zarrfs.engine.fetch_sharded import ShardedChunks
+from zarrfs.engine.planner import normalize_selection
+
+
+@pytest.fixture(autouse=True)
+def _cold():
+    HTTPFileSystem.clear_instance_cache()
+    engine.clear_caches()
+    engine.set_cache_size(0)
+    yield
+    engine.set_cache_size(512 * 2**20)
+    engine.clear_caches()
+
+
+def _data(shape, dtype="<u2", seed=3):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 60000, size=shape).astype(dtype)
+
+
+def _source(arr):
+    return arr._reader.source
+
+
+# ------------------------------------------------------------------------- plain chunks
+
+
+def test_plain_chunks_give_each_stored_object_and_none_for_a_missing_one(zarr_writer):
+    data = _data((64, 64))
+    data[32:, 32:] = 0  # left unwritten by zarr-python (the fill value)
+    w = zarr_writer(data, chunks=(32, 32), fill_value=0)
+    arr = zarrfs.open(str(w.root))["array"]
+    source = _source(arr)
+    assert isinstance(source, PlainChunks)
+    coords = [(1, 1), (0, 1), (0, 0)]
+    got = source.fetch(coords)
+    assert [f.coords for f in got] == coords  # in the order asked
+    assert got[0].data is None and got[0].error is None  # missing: the fill value
+    for f in got[1:]:
+        stored = (w.root / "array" / "c" / str(f.coords[0]) / str(f.coords[1])).read_bytes()
+        assert bytes(f.data) == stored
+
+
+def test_plain_chunks_fail_one_unreadable_chunk_alone(zarr_writer):
+    data = _data((64, 64))
+    w = zarr_writer(data, chunks=(32, 32))
+    bad = w.root / "array" / "c" / "0" / "1"
+    bad.unlink()
+    bad.mkdir()  # a directory where a chunk should be: that request fails, not the others
+    arr = zarrfs.open(str(w.root))["array"]
+    got = {f.coords: f for f in _source(arr).fetch([(0, 0), (0, 1), (1, 0)])}
+    assert isinstance(got[(0, 1)].error, engine.StoreError)
+    assert "c/0/1" in str(got[(0, 1)].error)
+    assert got[(0, 0)].error is None and got[(1, 0)].error is None
+    assert bytes(got[(1, 0)].data) == (w.root / "array" / "c" / "1" / "0").read_bytes()
+
+
+# ----------------------------------------------------------------------- sharded chunks
+
+
+@pytest.fixture
+def sharded(zarr_writer):
+    data = _data((128, 128))
+    data[64:, 64:] = 0  # one whole shard of fill values: not stored
+    w = zarr_writer(data, chunks=(16, 16), shards=(64, 64), fill_value=0)
+    return w.root, data
+
+
+def _inner(data, coords, chunk=16):
+    return data[tuple(slice(c * chunk, (c + 1) * chunk) for c in coords)]
+
+
+def _decoded(source, fetched):
+    spec = ChunkSpec(source.chunk_shape, np.dtype("<u2"), "C", np.zeros((), "<u2"))
+    return source.chain.decode(fetched.data, spec)
+
+
+def _logged_requests(monkeypatch, store):
+    """Every ByteRequest the store is asked for (the real store answers them)."""
+    asked = []
+    real = type(store).stream
+
+    def stream(self, requests, stop=None):
+        asked.extend(requests)
+        return real(self, requests, stop)
+
+    monkeypatch.setattr(type(store), "stream", stream)
+    return asked
+
+
+def test_sharded_chunks_locally_read_the_index_then_ranges(sharded, monkeypatch):
+    root, data = sharded
+    arr = zarrfs.open(str(root))["array"]
+    source = _source(arr)
+    assert isinstance(source, ShardedChunks) and source.chunk_shape == (16, 16)
+    asked = _logged_requests(monkeypatch, arr._reader.store)
+    coords = [(0, 0), (1, 2), (5, 5)]  # two inner chunks of shard (0, 0), one absent shard
+    got = source.fetch(coords)
+    assert got[2].data is None and got[2].error is None
+    for f in got[:2]:
+        np.testing.assert_array_equal(_decoded(source, f), _inner(data, f.coords))
+    # the indexes (one wave), then byte ranges of the inner chunks: never a whole shard
+    assert all(r.start is not None for r in asked)
+    assert {r.key for r in asked} == {"array/c/0/0", "array/c/1/1"}
+    asked.clear()
+    source.fetch([(3, 3)])  # shard (0, 0) again: its index is cached, one range
+    assert len(asked) == 1 and asked[0].start >= 0 and asked[0].end - asked[0].start < 4096
+
+
+def test_sharded_chunks_over_http_read_a_fully_wanted_shard_whole(
+    http_server, sharded, monkeypatch
+):
+    root, data = sharded
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/array")
+    source = _source(arr)
+    asked = _logged_requests(monkeypatch, arr._reader.store)
+    whole = [(i, j) for i in range(4) for j in range(4, 8)]  # every inner chunk of shard (0, 1)
+    part = [(4, 0), (5, 1)]  # two of shard (1, 0)
+    got = {f.coords: f for burst in source.arrivals(whole + part) for f in burst}
+    assert set(got) == set(whole + part)
+    for c in whole + part:
+        np.testing.assert_array_equal(_decoded(source, got[c]), _inner(data, c))
+    shard_01 = [r for r in asked if r.key == "c/0/1"]
+    assert len(shard_01) == 1 and shard_01[0].start is None  # whole, its index cut out of it
+    shard_10 = [r for r in asked if r.key == "c/1/0"]
+    assert len(shard_10) == 2 and all(r.start is not None for r in shard_10)  # index, range
+    asked.clear()
+    got = source.fetch([(0, 4)])  # the whole shard's index was cached on the way
+    np.testing.assert_array_equal(_decoded(source, got[0]), _inner(data, (0, 4)))
+    assert len(asked) == 1 and asked[0].start is not None
+
+
+def test_sharded_chunks_expand_a_shard_request_from_its_index(sharded):
+    """A shard request becomes requests for the stored inner chunks; the absent shard's
+    region comes back to be filled, with how many inner chunks it holds."""
+    root, data = sharded
+    arr = zarrfs.open(str(root))["array"]
+    source = _source(arr)
+    dims = normalize_selection((slice(None), slice(None)), arr.shape)
+    out = np.full(arr.shape, 7, "<u2")
+    shard_requests = [(r, out) for r in source.plan(dims)]
+    assert len(shard_requests) == 8 * 8  # few inner chunks: planned per chunk
+    from zarrfs.engine import fetch_sharded
+
+    fetch_sharded._PLAN_INNER_LIMIT, limit = 0, fetch_sharded._PLAN_INNER_LIMIT
+    try:
+        shard_requests = [(r, out) for r in source.plan(dims)]
+    finally:
+        fetch_sharded._PLAN_INNER_LIMIT = limit
+    assert len(shard_requests) == 4  # one per shard
+    targets, absent, error = source.expand(shard_requests, lambda: False)
+    assert error is None
+    assert len(targets) == 3 * 16  # the stored inner chunks of three shards
+    assert [n for _, n in absent] == [16]
+    view, _ = absent[0]
+    assert view.shape == (64, 64) and np.shares_memory(view, out[64:, 64:])
+
+
+# ---------------------------------------------------------------------------- batching
+
+
+def test_reads_whose_chunks_straddle_tasks_are_right(zarr_writer, monkeypatch):
+    """Tasks of three chunks each (several per window row, one spanning two rows), on two
+    threads: every value where it belongs."""
+    data = _data((4, 200, 200))
+    w = zarr_writer(data, chunks=(1, 32, 32))
+    arr = zarrfs.open(str(w.root))["array"]
+    tasks = []
+    real = scheduler.run_decode
+    monkeypatch.setattr(scheduler, "run_decode", lambda fn, *a: (tasks.append(fn), real(fn, *a))[1])
+    monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes: 3)
+    for sel in [
+        (1,),
+        (2, slice(17, 190), slice(5, 150)),
+        (3, slice(None, None, -3), slice(40, 41)),
+    ]:
+        tasks.clear()
+        np.testing.assert_array_equal(arr[sel], data[sel])
+        assert len(tasks) >= 2
+        assert all(len(t.coords) <= 3 for t in tasks)
+
+
+def test_a_failed_chunk_fails_only_itself_in_its_batch(zarr_writer, monkeypatch):
+    data = _data((128, 128))
+    w = zarr_writer(data, chunks=(32, 32), compressors=zc.BloscCodec(cname="zstd"))
+    (w.root / "array" / "c" / "1" / "2").write_bytes(b"not blosc at all, and short")
+    arr = zarrfs.open(str(w.root))["array"]
+    monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
+    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes: 4)  # 4 batches of 4
+    events = []
+    future = arr.submit(..., on_chunk=events.append)
+    with pytest.raises(engine.ChunkDecodeError, match="c/1/2"):
+        future.result(timeout=60)
+    status = {e.chunk_coords: e.status for e in events}
+    assert status.pop((1, 2)) == "failed"
+    assert len(status) == 15 and set(status.values()) == {"loaded"}
+    out = future.out
+    for i, j in status:
+        region = (slice(32 * i, 32 * i + 32), slice(32 * j, 32 * j + 32))
+        np.testing.assert_array_equal(out[region], data[region])
+
+
+# ---------------------------------------------------------------------- decode in place
+
+
+def _record_in_place(monkeypatch):
+    seen = {}
+    real = reader.ArrayReader._decode
+
+    def decode(self, read, fetched, task):
+        done = real(self, read, fetched, task)
+        seen[done.coords] = done.in_place
+        return done
+
+    monkeypatch.setattr(reader.ArrayReader, "_decode", decode)
+    return seen
+
+
+def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(zarr_writer, monkeypatch):
+    """Chunks covering whole rows of the output land there straight from the codec; the
+    last chunk overhangs the array's edge (decoded bigger than its place) and goes through
+    the task's buffer. Both read right."""
+    data = _data((10, 70))
+    w = zarr_writer(data, chunks=(4, 70))
+    arr = zarrfs.open(str(w.root))["array"]
+    seen = _record_in_place(monkeypatch)
+    np.testing.assert_array_equal(arr[...], data)
+    assert seen == {(0, 0): True, (1, 0): True, (2, 0): False}
+
+
+@pytest.mark.parametrize("writer", ["v2 >u2", "v3 bytes big endian"])
+def test_big_endian_chunks_decode_in_place(zarr_writer, tmp_path, monkeypatch, writer):
+    """Big-endian chunks decode straight into a big-endian output; into a native output
+    they are swapped on the way (never in place)."""
+    import zarr
+
+    if writer == "v2 >u2":
+        data = _data((12, 40), ">u2")
+        root = zarr_writer(data, chunks=(4, 40), zarr_format=2).root
+    else:
+        data = _data((12, 40), "<u2")
+        root = tmp_path / "big.zarr"
+        zarr.create_array(
+            str(root),
+            name="array",
+            data=data,
+            chunks=(4, 40),
+            serializer=zc.BytesCodec(endian="big"),
+            compressors=zc.ZstdCodec(),
+        )
+    arr = zarrfs.open(str(root))["array"]
+    seen = _record_in_place(monkeypatch)
+    out = np.empty(data.shape, ">u2")
+    arr.read(..., out=out)
+    np.testing.assert_array_equal(out, data)
+    assert seen == {(0, 0): True, (1, 0): True, (2, 0): True}
+    seen.clear()
+    native = arr.read(..., out=np.empty(data.shape, "<u2"))
+    np.testing.assert_array_equal(native, data)
+    assert seen == {(0, 0): False, (1, 0): False, (2, 0): False}
