@@ -33,6 +33,8 @@ from .sharding import MISSING as INDEX_MISSING
 from .sharding import ShardingCodec
 from .store import ByteRequest, Store
 
+_MISSING = int(INDEX_MISSING)
+
 #: a read touching more inner chunks than this plans them only once the shards' indexes say
 #: which are stored (tiny inner chunks: millions per shard, most absent)
 _PLAN_INNER_LIMIT = 1 << 14
@@ -157,19 +159,29 @@ class ShardedChunks(ChunkSource):
         """What is known of each chunk before its own bytes are fetched (a missing inner
         chunk, an unreadable index); the range request for each other chunk; and the shards
         to read whole, with their chunks."""
-        by_shard: dict[str, list] = defaultdict(list)
+        cps = self.cps
+        by_coords: dict[tuple[int, ...], list] = defaultdict(list)
         for c in coords_list:
-            by_shard[self.chunk_key(c)].append(c)
+            by_coords[tuple([i // n for i, n in zip(c, cps, strict=True)])].append(c)
+        by_shard = {self.prefix + self.encode_key(k): v for k, v in by_coords.items()}
         indexes, whole = self._shard_indexes(by_shard, stop)
         out: dict = {}
         wanted: list[tuple[tuple[int, ...], ByteRequest]] = []
         for key, index in indexes.items():
-            for c in by_shard[key]:
-                where = self._inner(c, index)
-                if isinstance(where, tuple):
-                    wanted.append((c, ByteRequest(key, where[0], where[0] + where[1])))
-                else:
-                    out[c] = where
+            chunks = by_shard[key]
+            if isinstance(index, np.ndarray):  # (offset, nbytes) by inner chunk, as ints
+                table = index.reshape(-1, 2).tolist()
+                strides = np.cumprod((1, *cps[:0:-1]))[::-1].tolist()
+                for c in chunks:
+                    at = sum((i % n) * s for i, n, s in zip(c, cps, strides, strict=True))
+                    offset, nbytes = table[at]
+                    if offset == _MISSING and nbytes == _MISSING:
+                        out[c] = None
+                    else:
+                        wanted.append((c, ByteRequest(key, offset, offset + nbytes)))
+            else:  # an absent shard (None) or its index's error, for each of its chunks
+                for c in chunks:
+                    out[c] = self._inner(c, index)
         return out, wanted, whole
 
     def _inner(self, coords, index, shard_size: int | None = None):
