@@ -247,10 +247,9 @@ class ArrayReader:
     def _dispatch(self, read: Read, mine: list, priority: int, futures: list) -> None:
         """Fetch and decode the chunks this read owns: tasks in the decode pool (a small
         read from a sync store on the calling thread); their futures go into ``futures``."""
-        if self.store.is_async:
-            size = _task_size(len(mine), self._chunk_nbytes)
+        if self.store.is_async:  # each burst as it lands, spread over the read's threads
             for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
-                for part in _batches(arrived, size):
+                for part in _batches(arrived, _task_size(len(arrived), self._chunk_nbytes)):
                     task = DecodeTask(self, read, [f.coords for f in part], part)
                     futures.append(scheduler.run_decode(task, priority))
         elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
