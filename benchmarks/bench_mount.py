@@ -31,7 +31,7 @@ from tests.servers import HttpServer  # noqa: E402
 from zarrfs.fuse.daemon import is_mounted  # noqa: E402
 
 
-def write_big(root: Path, size_mb: int) -> tuple[str, int]:
+def write_big(root: Path, size_mb: int, chunk_rows: int = 256) -> tuple[str, int]:
     import zarr
 
     rows = size_mb * (1 << 20) // (4096 * 4)
@@ -39,7 +39,7 @@ def write_big(root: Path, size_mb: int) -> tuple[str, int]:
         str(root),
         name="big",
         shape=(rows, 4096),
-        chunks=(256, 1024),
+        chunks=(chunk_rows, 1024),  # 4 KiB a row of a chunk: 256 rows 1 MiB, 8 rows 32 KiB
         dtype="float32",
         overwrite=True,
     )
@@ -155,6 +155,13 @@ def main() -> int:
     parser.add_argument("--size-mb", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
+        "--chunk-kib",
+        type=int,
+        default=1024,
+        help="chunk size of the big array, a multiple of 4 (rows of 1024 float32): 1024 "
+        "(default) or 32 for small chunks, where per-chunk costs dominate",
+    )
+    parser.add_argument(
         "-o",
         dest="options",
         action="append",
@@ -165,7 +172,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="zarrfs-bench-") as scratch:
         root = Path(scratch) / "big.zarr"
-        name, nbytes = write_big(root, args.size_mb)
+        name, nbytes = write_big(root, args.size_mb, max(1, args.chunk_kib // 4))
         mb = nbytes / 1e6
         back_memory()
         report: list[tuple[str, float, str]] = []
