@@ -1,12 +1,13 @@
 """The reader: carries out a plan (STYLE 5) as explicit stages, per chunk.
 
-Each stage takes and returns small dataclasses:
+Each stage takes and returns small records (named tuples: thousands per read):
 
 ``plan`` (the pure planner: a :data:`Target` per chunk: its request and the output it fills)
 -> ``claim`` (the chunk table: a kept chunk is placed at once; a chunk another read is doing is
-waited for; the rest are this read's to do) -> ``fetch`` (:mod:`fetch`: a
-:class:`~fetch.Fetched` per chunk: bytes, none stored, or its error; async stores have every
-request of the read in flight at once, and each burst of arrivals goes to the decode pool as a
+waited for; the rest are this read's to do) -> ``fetch`` (the array's chunk source,
+:mod:`fetch` for plain chunks, :mod:`fetch_sharded` for shards: the reader knows nothing of
+the layout; a :class:`~fetch.Fetched` per chunk: bytes, none stored, or its error; async stores
+have every request of the read in flight at once, and each burst of arrivals goes to the decode pool as a
 :class:`DecodeTask` as it lands; sync stores fetch in the task that decodes) -> ``decode`` (a
 :class:`Decoded`: the chunk's :class:`~cache.ChunkResult` and where the chunk lives: straight in
 the output where it can, memory of its own when kept, else the task's buffer) -> ``place`` (into
