@@ -137,3 +137,9 @@ def both_read_paths(request, set_native):
     """Run a test with the native (tensorstore) path on, then with the Python pipeline alone."""
     set_native(request.param == "native")
     return request.param
+
+
+@pytest.fixture
+def python_pipeline(set_native):
+    """The Python pipeline alone: for tests of its own mechanics (plans, counters, cache)."""
+    set_native(False)

@@ -47,7 +47,7 @@ import numpy as np
 
 from . import cache, native_rules, scheduler, stats
 from .errors import ReadCancelled
-from .planner import ChunkRequest, DimSelection
+from .planner import ChunkRequest, DimSelection, count_chunks
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,8 @@ class NativeArray:
                 f.result()
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
             return self._failed(exc)
-        stats.add(native_reads=1)
+        chunks = sum(count_chunks(dims, self.chunk_shape) for dims, _ in boxes)
+        stats.add(native_reads=1, native_chunks=chunks)
         return True
 
     def read_async(
@@ -269,7 +270,7 @@ class NativeArray:
             future.result()
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
             return self._failed(exc)
-        stats.add(native_reads=1)
+        stats.add(native_reads=1, native_chunks=count_chunks(dims, self.chunk_shape))
         return True
 
     def read_chunks(
@@ -306,7 +307,8 @@ class NativeArray:
                 failed.append(req)
 
         _wait_for(done, len(futures), futures, token, landed)
-        stats.add(native_reads=1, native_fallbacks=len(failed))
+        landed_natively = len(requests) - len(failed)
+        stats.add(native_reads=1, native_chunks=landed_natively, native_fallbacks=len(failed))
         return failed
 
     # ------------------------------------------------------------ helpers

@@ -10,6 +10,7 @@ zarrfs tolerates included, is a reason to stay on the Python pipeline.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 
@@ -30,11 +31,19 @@ _V2_DTYPE = re.compile(r"[<>|](b1|[iu][1248]|f[248]|c(8|16))")
 _SPECIAL_FLOATS = frozenset(["NaN", "Infinity", "-Infinity"])
 #: array directories with more entries than this are not walked for symlinks
 WALK_LIMIT = 250_000
+#: larger chunks stay on the Python pipeline: their per-chunk Python time is nothing next to
+#: their decoding, and a chunk tensorstore cannot allocate ends the process (std::bad_alloc)
+#: where zarrfs raises an error naming it
+MAX_NATIVE_CHUNK_BYTES = 64 << 20
+#: shards of more inner chunks stay on the Python pipeline, which plans them from the shard's
+#: index (tensorstore plans every inner chunk: a shard of two million 1-byte chunks ran a
+#: process capped at 768 MiB out of memory)
+MAX_CHUNKS_PER_SHARD = 1 << 14
 
 
 def refusal(store, path: str, meta) -> str | None:
     """Why tensorstore must not read this array (None when it may)."""
-    for rule in (_store_rule, _format_rule, _confinement_rule):
+    for rule in (_store_rule, _format_rule, _size_rule, _confinement_rule):
         reason = rule(store, path, meta)
         if reason:
             return reason
@@ -92,6 +101,26 @@ def _format_rule(store, path: str, meta) -> str | None:
         return _v3_reason(doc) if isinstance(doc, dict) else "no zarr.json document"
     doc = meta.document.get(".zarray")
     return _v2_reason(doc) if isinstance(doc, dict) else "no .zarray document"
+
+
+def _size_rule(store, path: str, meta) -> str | None:
+    chunk = list(meta.chunk_shape)
+    codecs = meta.document["zarr.json"].get("codecs", []) if meta.zarr_format == 3 else []
+    shards = [c for c in codecs if c["name"] == "sharding_indexed"]
+    if shards:
+        inner = shards[0].get("configuration", {}).get("chunk_shape")
+        if not isinstance(inner, list) or len(inner) != len(chunk):
+            return "a sharding codec without a usable chunk_shape"
+        per_shard = math.prod(-(-n // max(1, i)) for n, i in zip(chunk, inner, strict=True))
+        if per_shard > MAX_CHUNKS_PER_SHARD:
+            return (
+                f"{per_shard:,} inner chunks per shard (zarrfs plans large shards from their index)"
+            )
+        chunk = inner
+    nbytes = math.prod(chunk) * meta.data_type.dtype.itemsize
+    if nbytes > MAX_NATIVE_CHUNK_BYTES:
+        return f"chunks of {nbytes:,} bytes (the native path reads chunks of at most 64 MiB)"
+    return None
 
 
 def _confinement_rule(store, path: str, meta) -> str | None:
@@ -175,7 +204,12 @@ def _v3_codecs_reason(codecs) -> str | None:
         if c["name"] == "sharding_indexed":
             config = c.get("configuration") or {}
             for key in ("codecs", "index_codecs"):
-                reason = _v3_codecs_reason(config.get(key))
+                inner = config.get(key)
+                if any(
+                    isinstance(i, dict) and i.get("name") == "sharding_indexed" for i in inner or []
+                ):
+                    return "shards inside shards (read by zarrfs's Python pipeline)"
+                reason = _v3_codecs_reason(inner)
                 if reason:
                     return f"inside the shards: {reason}"
     return None
