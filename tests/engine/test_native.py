@@ -290,3 +290,12 @@ def test_info_debug_says_which_path_reads_the_array(tmp_path):
     off = _info("--debug", str(path), env={"ZARRFS_NATIVE": "0"}).stdout
     assert "read path: Python pipeline: the native path is off (ZARRFS_NATIVE=0)" in off
     assert "read path" not in _info(str(path)).stdout
+
+
+def test_an_output_of_another_dtype_is_cast_as_numpy_casts(tmp_path):
+    data = np.arange(-50, 50, dtype="i2").reshape(10, 10) * 300
+    arr = zarrfs.open(str(_write(tmp_path / "d.zarr", data, (4, 4))))
+    assert arr.read_path.native
+    out = np.zeros((10, 10), "u1")
+    arr.read(..., out=out)
+    np.testing.assert_array_equal(out, data.astype("u1"))  # wraps, as NumPy's assignment does

@@ -288,6 +288,8 @@ class NativeArray:
         filled here (tensorstore cannot say a chunk is missing): they, and every chunk that
         failed, are returned for the Python pipeline to read and report."""
         strict = self.handle("keep" if keep else "once", strict=True)
+        if out.dtype != strict.dtype.numpy_dtype:  # NumPy's casts are the Python path's
+            return list(requests)
         futures, failed = [], []
         done: queue.SimpleQueue = queue.SimpleQueue()
         for req in requests:
@@ -314,8 +316,11 @@ class NativeArray:
     # ------------------------------------------------------------ helpers
 
     def _write(self, dims: tuple[DimSelection, ...], out: np.ndarray, keep: bool):
+        handle = self.handle("keep" if keep else "once")
+        if out.dtype != handle.dtype.numpy_dtype:  # NumPy's casts are the Python path's
+            raise TypeError(f"an output of {out.dtype}, not {handle.dtype.numpy_dtype}")
         index, view = _ts_index(dims, out)
-        return _into(view, self.handle("keep" if keep else "once")[index])
+        return _into(view, handle[index])
 
     def _failed(self, exc: BaseException) -> bool:
         log.debug("native read failed, reading on the Python pipeline: %s", exc)
