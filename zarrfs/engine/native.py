@@ -194,7 +194,10 @@ class NativeArray:
     """One array's tensorstore handles (one per context kind, opened on first use and again
     when the contexts change) and its reads. Built only for an array :func:`decide` accepts."""
 
-    def __init__(self, spec: dict, decision: Decision, chunk_shape: tuple[int, ...]):
+    def __init__(
+        self, spec: dict, decision: Decision, chunk_shape: tuple[int, ...], path: str = ""
+    ):
+        self.path = path
         self.spec = spec
         self.decision = decision
         self.chunk_shape = chunk_shape
@@ -208,7 +211,7 @@ class NativeArray:
         decision = decide(store, path, meta)
         if not decision.native:
             return None, decision
-        native = cls(native_rules.spec(store, path, meta), decision, chunk_shape)
+        native = cls(native_rules.spec(store, path, meta), decision, chunk_shape, path)
         try:
             native.handle("once")
         except Exception as exc:  # noqa: BLE001 - tensorstore's refusal is a reason, not a failure
@@ -239,12 +242,15 @@ class NativeArray:
     def read(self, boxes: list[tuple[tuple[DimSelection, ...], np.ndarray]], *, keep: bool):
         """Fill each output with its selection, all at once; False when tensorstore failed
         (the caller reads it all again on the Python pipeline)."""
+        futures = []
         try:
-            futures = [self._write(dims, out, keep) for dims, out in boxes]
-            for f in futures:
-                f.result()
+            for dims, out in boxes:
+                futures.append(self._write(dims, out, keep))
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
-            return self._failed(exc)
+            return self._failed(exc, futures)
+        for f in futures:
+            if f.exception() is not None:  # every write ends before the Python path's
+                return self._failed(f.exception(), futures)
         chunks = sum(count_chunks(dims, self.chunk_shape) for dims, _ in boxes)
         stats.add(native_reads=1, native_chunks=chunks)
         return True
@@ -265,7 +271,7 @@ class NativeArray:
             return self._failed(exc)
         done: queue.SimpleQueue = queue.SimpleQueue()
         future.add_done_callback(lambda f: done.put(f))
-        _wait_for(done, 1, [future], token, lambda f: None)
+        _wait_for(done, 1, [future], token, lambda f: None, self.path)
         try:
             future.result()
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
@@ -308,7 +314,7 @@ class NativeArray:
             else:
                 failed.append(req)
 
-        _wait_for(done, len(futures), futures, token, landed)
+        _wait_for(done, len(futures), futures, token, landed, self.path)
         landed_natively = len(requests) - len(failed)
         stats.add(native_reads=1, native_chunks=landed_natively, native_fallbacks=len(failed))
         return failed
@@ -322,7 +328,11 @@ class NativeArray:
         index, view = _ts_index(dims, out)
         return _into(view, handle[index])
 
-    def _failed(self, exc: BaseException) -> bool:
+    def _failed(self, exc: BaseException, futures=()) -> bool:
+        """A failed native read, to be read again on the Python pipeline once every write of
+        it has ended (none then races the Python pipeline's into the same output)."""
+        for f in futures:
+            f.exception()
         log.debug("native read failed, reading on the Python pipeline: %s", exc)
         stats.add(native_fallbacks=1)
         return False
@@ -362,7 +372,7 @@ def _chunk_index(req: ChunkRequest, chunk_shape: tuple[int, ...]) -> tuple:
     return tuple(index)
 
 
-def _wait_for(done: queue.SimpleQueue, count: int, futures, token, landed) -> None:
+def _wait_for(done: queue.SimpleQueue, count: int, futures, token, landed, path="") -> None:
     """Take ``count`` finished futures from ``done`` (``landed`` each); a cancelled token
     cancels every future and raises ReadCancelled."""
     for _ in range(count):
@@ -370,7 +380,7 @@ def _wait_for(done: queue.SimpleQueue, count: int, futures, token, landed) -> No
             if token.cancelled:
                 for f in futures:
                     f.cancel()
-                raise ReadCancelled()
+                raise ReadCancelled(path=path, node_path=path)
             try:
                 f = done.get(timeout=_POLL_SECONDS)
             except queue.Empty:
