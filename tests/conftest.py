@@ -120,3 +120,26 @@ def ome_images(tmp_path_factory):
         return written[key]
 
     return get
+
+
+@pytest.fixture
+def set_native():
+    """``engine.set_native`` for one test; the process's own setting comes back after it."""
+    from zarrfs.engine import native
+
+    was = native._switch.enabled, native._switch.reason
+    yield native.set_native
+    native._switch.enabled, native._switch.reason = was
+
+
+@pytest.fixture(params=["native", "python"])
+def both_read_paths(request, set_native):
+    """Run a test with the native (tensorstore) path on, then with the Python pipeline alone."""
+    set_native(request.param == "native")
+    return request.param
+
+
+@pytest.fixture
+def python_pipeline(set_native):
+    """The Python pipeline alone: for tests of its own mechanics (plans, counters, cache)."""
+    set_native(False)

@@ -49,6 +49,7 @@ def test_dataset_equals_xarrays_own_reading(tmp_path, zarr_format, consolidated,
     assert ours.tas.dtype == np.float64 and ours.tas.attrs["units"] == "K"
 
 
+@pytest.mark.usefixtures("python_pipeline")  # counts decoded chunks, and the cache's hits
 def test_lazy_and_chunked_like_the_zarr_chunks(tmp_path):
     url = write_xarray(tmp_path / "c.zarr", 3)
     engine.reset_stats()

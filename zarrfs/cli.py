@@ -106,10 +106,15 @@ def cmd_info(args) -> int:
 
     node = _open(args)
     s = summary(node, stored_size=args.stored_size, group=_parent_group(args, node))
+    path = node.read_path if getattr(args, "debug", False) and node.kind == "array" else None
     if args.json:
+        if path is not None:
+            s = {**s, "read_path": {"native": path.native, "reason": path.reason}}
         print(json.dumps(s, indent=2, ensure_ascii=False, default=str))
     else:
         sys.stdout.write(format_summary(s))
+        if path is not None:
+            print(f"read path: {path.describe()}")
     if node.error is not None:  # what it has is shown; why its data cannot be read, as an error
         sys.stdout.flush()
         raise node.error.at(node.error.path or node.url) from node.error

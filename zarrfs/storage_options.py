@@ -137,7 +137,10 @@ def common_parser() -> argparse.ArgumentParser:
         "-v", "--verbose", action="count", default=argparse.SUPPRESS, help="log more"
     )
     output.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show tracebacks of errors (info: also which path reads an array, and why)",
     )
     group = common.add_argument_group("storage options")
     group.add_argument("--anon", action="store_true", help="anonymous access (public buckets)")

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 
 
-def test_conformance_corpus_passes_in_full(corpus_dir):
+@pytest.mark.parametrize("native", ["1", "0"], ids=["native", "python"])
+def test_conformance_corpus_passes_in_full(corpus_dir, native):
+    """Both read paths: tensorstore where it reads an array (``ZARRFS_NATIVE=1``, the
+    default), and the Python pipeline for every array (``ZARRFS_NATIVE=0``)."""
     reader = HERE / "conformance_reader.py"
     proc = subprocess.run(
         [
@@ -26,6 +32,7 @@ def test_conformance_corpus_passes_in_full(corpus_dir):
         text=True,
         timeout=900,
         cwd=HERE.parents[1],
+        env={**os.environ, "ZARRFS_NATIVE": native},
     )
     tail = proc.stdout.strip().splitlines()[-1]
     match = re.fullmatch(r"(\d+) passed, (\d+) failed", tail)

@@ -83,6 +83,7 @@ def test_reads_match_writer(zarr_writer, case):
         np.testing.assert_array_equal(arr[sel], data[sel])
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_sharded_read_fetches_only_needed_inner_chunks(zarr_writer):
     data = _volume((1, 64, 64))
     w = zarr_writer(data, chunks=(1, 8, 8), shards=(1, 64, 64), zarr_format=3)
@@ -97,6 +98,7 @@ def test_sharded_read_fetches_only_needed_inner_chunks(zarr_writer):
         engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
     """Reading every chunk of a local sharded array reads each shard's bytes once: decode
     tasks take chunks shard by shard. In plain C order of chunk coordinates, one task took a
@@ -183,6 +185,7 @@ def test_an_array_rewritten_under_its_url_never_reads_the_old_chunks(tmp_path):
     np.testing.assert_array_equal(got, new)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_missing_chunks_read_fill(zarr_writer):
     data = np.full((40, 40), 7.5, dtype="f4")
     data[:10, :10] = np.arange(100).reshape(10, 10)
@@ -292,6 +295,7 @@ def test_cancelled_read_raises_and_stops(zarr_writer):
         engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_cache_serves_repeat_reads(zarr_writer):
     """``array[...]`` keeps a chunk once it is read a second time (a plane read once costs no
     cache memory); the third read is served from the cache. The front ends that come back ask
@@ -327,6 +331,7 @@ def test_cache_serves_repeat_reads(zarr_writer):
         assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_small_chunks_are_kept_on_their_first_read(zarr_writer):
     """A chunk of at most one page (a coordinate's, say) is kept at once: xarray reads its
     coordinates twice on open, and there is no page fault to save."""
@@ -345,6 +350,7 @@ def test_small_chunks_are_kept_on_their_first_read(zarr_writer):
     assert s["chunks_decoded"] == 0 and s["cache_hits"] == 4 and s["requests"] == 0
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_admission_on_the_second_read_is_bounded(zarr_writer, monkeypatch):
     """The table remembers a bounded number of chunks read and not kept: the oldest are
     forgotten (read once more, they count as read once); clear_caches forgets them all."""
@@ -392,6 +398,7 @@ def test_hierarchy_navigation(tmp_path):
     assert zarrfs.open(root.as_uri() + "/")["g1"].url == root.as_uri() + "/g1"
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
     """A read and a prefetch (or two viewers) asking for the same chunks share one decode."""
     data = _volume((1, 512, 512))
@@ -422,6 +429,7 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
     engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch):
     """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
     (not kept: the cache off, or read for the first time); partial chunks go through the
@@ -471,6 +479,7 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
                 engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
     """A read of at most _INLINE_BYTES from a local store decodes where it was asked (no
     worker hand-off); a larger one goes to the decode pool as tasks, which the waiting caller
@@ -535,6 +544,7 @@ def test_reads_work_in_a_forked_child(zarr_writer):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 def test_submit_without_keeping_whole_chunks(zarr_writer):
     """keep_whole_chunks=False (the mount's sequential read-ahead): chunks the selection covers
     whole are decoded into the output and not kept; chunks it covers in part are kept, for the

@@ -79,6 +79,7 @@ SELECTIONS = [
 ]
 
 
+@pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
 @pytest.mark.parametrize("selection", SELECTIONS, ids=str)
 def test_shard_planned_from_its_index_reads_as_zarr_python(tmp_path, monkeypatch, selection):
     """Inner chunks planned from the index (forced for a small shard) read exactly what

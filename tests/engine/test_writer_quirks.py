@@ -17,6 +17,9 @@ import pytest
 
 import zarrfs.engine as engine
 
+#: every writer's store reads the same on both paths (tensorstore where it reads the array)
+pytestmark = pytest.mark.usefixtures("both_read_paths")
+
 STORES = Path(__file__).resolve().parents[1] / "stores"
 
 

@@ -11,6 +11,9 @@ import pytest
 
 import zarrfs
 
+#: every writer's store reads the same on both paths (tensorstore where it reads the array)
+pytestmark = pytest.mark.usefixtures("both_read_paths")
+
 ts = pytest.importorskip("tensorstore")
 
 

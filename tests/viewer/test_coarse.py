@@ -6,6 +6,7 @@ Chunk counts come from the engine's counters and the loader's chunk events, neve
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import zarr
 
 import zarrfs.engine as engine
@@ -34,6 +35,7 @@ def test_coarse_stride_reads_a_few_chunks_and_is_a_multiple_of_the_fine_one():
     assert coarse_stride(**{**where, "view_rect": (0, 500, 0, 500), "screen": (500, 500)}) is None
 
 
+@pytest.mark.usefixtures("python_pipeline")  # counts decoded chunks, and the cache's hits
 def test_first_picture_comes_from_a_few_chunks_then_the_plane_is_refined(window, idle, tmp_path):
     rng = np.random.default_rng(3)
     data = rng.integers(0, 50_000, size=(2000, 2400), dtype=np.uint16)

@@ -44,6 +44,8 @@ Array
     variable-length types), ``dimension_names`` (tuple or ``None``), ``order`` ("C" | "F"),
     ``codecs`` (list of ``{"name", "configuration"}`` as a v3 codec chain, v2 included),
     ``nbytes`` (decoded size; ``None`` for variable-length types), ``chunk_grid_shape``.
+    ``read_path``: a ``ReadPath`` saying which path reads the chunks (``native``: tensorstore,
+    in compiled code; else zarrfs's Python pipeline) and why (``describe()``, one line).
 
     ``array[selection]``: NumPy basic indexing (ints, slices with any step, ``...``, ``()``).
     ``array.read(selection, out=None)``: the same, always an ``ndarray``. Both keep a chunk in
@@ -69,6 +71,9 @@ Array
 Process-wide
     ``set_cache_size(nbytes)`` / ``cache_info()``: the decoded-chunk LRU shared by all arrays
     (default 512 MiB or ``$ZARRFS_CACHE_BYTES``); ``clear_caches()`` also forgets shard indexes.
+    The budget is shared with the native path: once it reads for ``submit``/``read_flat``,
+    half goes to tensorstore's cache pool (``cache_info()["native_pool"]``).
+    ``set_native(enabled)``: the native (tensorstore) path on or off (``$ZARRFS_NATIVE=0``: off).
     ``stats()``: a dict snapshot of counters (requests, bytes_fetched, chunks_decoded,
     cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
@@ -116,7 +121,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 
 from . import cf
 from . import stats as _stats
-from .cache import cache_info, clear_caches, set_cache_size
+from .cache import cache_info
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
 from .composite import Blender, auto_window, blend, scale_to_window
@@ -139,6 +144,8 @@ from .errors import (
 from .grid import flat_boxes
 from .hierarchy import Array, Broken, Group, Node, open
 from .json_values import json_value
+from .native import Decision as ReadPath
+from .native import clear_caches, set_cache_size, set_native
 from .ome import (
     Axis,
     Channel,
@@ -217,6 +224,8 @@ __all__ = [
     "open",
     "reset_stats",
     "set_cache_size",
+    "set_native",
+    "ReadPath",
     "set_threads",
     "stats",
     "ChecksumError",

@@ -134,6 +134,8 @@ class ChunkTable:
 
     def __init__(self, capacity: int):
         self.capacity = capacity
+        #: bytes of the budget lent to the native path's cache pool (:mod:`.native`)
+        self.reserved = 0
         self.size = 0
         self._items: OrderedDict[Hashable, Entry] = OrderedDict()
         #: hashes of the keys of chunks read and not kept, oldest first (at most _SEEN_KEYS)
@@ -266,7 +268,7 @@ class ChunkTable:
         """Oldest kept chunks first; pending entries go to the end (they are in use)."""
         items = self._items
         for _ in range(len(items)):
-            if self.size <= self.capacity:
+            if self.size <= self.capacity - self.reserved:
                 return
             key, entry = items.popitem(last=False)
             if entry.result is None:
@@ -277,6 +279,12 @@ class ChunkTable:
     def resize(self, capacity: int) -> None:
         with self._lock:
             self.capacity = int(capacity)
+            self._evict()
+
+    def reserve(self, nbytes: int) -> None:
+        """Lend ``nbytes`` of the budget to another cache (0: take it all back)."""
+        with self._lock:
+            self.reserved = min(int(nbytes), self.capacity)
             self._evict()
 
     def clear(self) -> None:
@@ -291,10 +299,11 @@ class ChunkTable:
     def info(self) -> dict[str, int]:
         with self._lock:
             kept = sum(1 for e in self._items.values() if e.result is not None and not e.until)
-            return {"size": self.size, "capacity": self.capacity, "items": kept}
+            info = {"size": self.size, "capacity": self.capacity, "items": kept}
+            return {**info, "native_pool": self.reserved}
 
     def would_keep(self, nbytes: int) -> bool:
-        return nbytes <= self.capacity // 4
+        return nbytes <= (self.capacity - self.reserved) // 4
 
 
 class IndexCache:
@@ -333,7 +342,7 @@ def _after_fork_in_child() -> None:
     under way in the parent never settle there: start fresh (the mount daemonizes with a
     fork)."""
     global chunks
-    chunks = ChunkTable(chunks.capacity)
+    chunks = ChunkTable(chunks.capacity)  # (the native path's contexts are gone too)
     shard_indexes._lock = threading.Lock()
 
 

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import scheduler
+from . import native, scheduler
 from .errors import (
     MetadataError,
     NodeNotFoundError,
@@ -170,6 +170,37 @@ class Array(Node):
             return exc
         return None
 
+    @property
+    def _native(self) -> native.NativeArray | None:
+        """tensorstore's reads of this array, where it reads it (:mod:`.native`)."""
+        if not native.native_enabled():
+            return None
+        return self._read_path()[0]
+
+    def _read_path(self) -> tuple[native.NativeArray | None, native.Decision]:
+        made = self.__dict__.get("_native_made")
+        if made is None:
+            reader = self._reader  # a reader that cannot be built raises, on every read
+            with _READERS:
+                made = self.__dict__.get("_native_made")
+                if made is None:
+                    made = native.NativeArray.open(
+                        self.store, self.path, self.metadata, reader.chunk_shape
+                    )
+                    self.__dict__["_native_made"] = made
+        return made
+
+    @property
+    def read_path(self) -> native.Decision:
+        """Which path reads this array's chunks, and why: the native one (tensorstore) or the
+        Python pipeline."""
+        if not native.native_enabled():
+            return native.decide(self.store, self.path, self.metadata)
+        try:
+            return self._read_path()[1]
+        except ZarrfsError as exc:
+            return native.Decision(False, f"its codecs cannot be built ({exc.message})")
+
     # ------------------------------------------------------------ description
     shape = property(lambda self: self.metadata.shape)
     ndim = property(lambda self: len(self.metadata.shape))
@@ -263,7 +294,9 @@ class Array(Node):
             out = self._empty(shape)
         elif out.shape != shape:
             raise ValueError(f"out has shape {out.shape}, the selection {shape}")
-        self._reader.execute([(r, out) for r in self._reader.plan(dims)])
+        fast = self._native
+        if fast is None or not fast.read([(dims, out)], keep=False):
+            self._reader.execute([(r, out) for r in self._reader.plan(dims)])
         return out
 
     def __getitem__(self, selection):
@@ -274,12 +307,15 @@ class Array(Node):
         """Elements ``start:stop`` of the C-order flattened array."""
         start, stop = max(0, start), min(self.size, stop)
         result = self._empty(max(0, stop - start))
-        targets: list[Target] = []
+        boxes = []
         for offset, box in flat_boxes(start, stop, self.shape):
             dims = normalize_selection(box, self.shape)
             shape = out_shape(dims)
-            view = result[offset : offset + math.prod(shape)].reshape(shape)
-            targets.extend((r, view) for r in self._reader.plan(dims))
+            boxes.append((dims, result[offset : offset + math.prod(shape)].reshape(shape)))
+        fast = self._native
+        if fast is not None and fast.read(boxes, keep=True):
+            return result
+        targets: list[Target] = [(r, v) for d, v in boxes for r in self._reader.plan(d)]
         self._reader.execute(targets, keep="always")  # the mount reads a chunk in pieces
         return result
 
@@ -300,10 +336,16 @@ class Array(Node):
             out = self._empty(out_shape(dims))
         requests = self._reader.plan(dims, streaming=on_chunk is not None)
         token = scheduler.CancelToken()
+        fast = self._native
 
         def work():
+            todo = requests
+            if fast is not None and on_chunk is not None:
+                todo = fast.read_chunks(requests, out, token, on_chunk, _loaded, keep=True)
+            elif fast is not None and fast.read_async(dims, out, token, keep=True):
+                return out
             self._reader.execute(
-                [(r, out) for r in requests],
+                [(r, out) for r in todo],
                 token=token,
                 on_chunk=on_chunk,
                 priority=priority,
@@ -312,6 +354,11 @@ class Array(Node):
             return out
 
         return scheduler.ReadFuture(out, token, scheduler.run_io(work, priority), self.path)
+
+
+def _loaded(request) -> ChunkEvent:
+    """The event of a chunk the native path read."""
+    return ChunkEvent(request.chunk_coords, "loaded", request.out_selection)
 
 
 class Broken(Node):

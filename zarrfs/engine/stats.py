@@ -17,6 +17,9 @@ _FIELDS = (
     "decode_seconds",
     "chunks_missing",
     "chunk_errors",
+    "native_reads",  # reads (or background reads) tensorstore served (engine/native.py)
+    "native_chunks",  # chunks those reads touched (read, or filled where missing)
+    "native_fallbacks",  # native reads, or chunks of them, read again by the Python pipeline
 )
 _lock = threading.Lock()
 _counters: dict[str, float] = dict.fromkeys(_FIELDS, 0)

@@ -251,6 +251,10 @@ def serve(
         try:
             if options.cache_size is not None:
                 engine.set_cache_size(options.cache_size)
+            if options.allow_other:
+                # other users read through it: a symlink made in the store after the native
+                # path checked it must never serve them a file they could not read themselves
+                engine.set_native(False, "a mount others can read (allow_other) reads confined")
             # a decode worker per CPU, kept there: woken after an idle spell, unpinned workers
             # often ran one after the other on the CPU of the thread that woke them
             engine.set_threads(pin=True)

@@ -1,0 +1,301 @@
+"""The native path (tensorstore) reads what the Python pipeline reads, bit for bit, and where it
+cannot (a corrupt chunk, a symlink, an array it does not read as the spec says) the Python
+pipeline does, with zarrfs's own errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import zarr
+from zarr.codecs import BloscCodec
+
+import zarrfs
+import zarrfs.engine as engine
+from zarrfs.engine import native
+from zarrfs.engine.scheduler import CancelToken
+
+ts = pytest.importorskip("tensorstore")
+
+
+def _write(path, data, chunks, shards=None, **kwargs):
+    arr = zarr.create_array(
+        str(path),
+        shape=data.shape,
+        dtype=data.dtype,
+        chunks=chunks,
+        shards=shards,
+        fill_value=0,
+        compressors=BloscCodec(cname="zstd", clevel=3, shuffle="shuffle"),
+        **kwargs,
+    )
+    arr[...] = data
+    return path
+
+
+def _bits(a: np.ndarray) -> tuple:
+    a = np.asarray(a)
+    return a.dtype.str, a.shape, np.ascontiguousarray(a).view(np.uint8).tobytes()
+
+
+# ------------------------------------------------------------------ the corpus, both ways
+
+
+def _corpus_arrays(corpus_dir):
+    manifest = json.loads((corpus_dir / "manifest.json").read_text())
+    return [e for e in manifest["entries"] if e["kind"] == "array"]
+
+
+def test_every_corpus_array_reads_the_same_both_ways(corpus_dir, set_native):
+    """Every array of the corpus that the native path takes, read whole and at each of the
+    manifest's selections, is bit for bit what the Python pipeline reads (the corpus check
+    itself runs both ways in test_conformance.py)."""
+    native_count = 0
+    for entry in _corpus_arrays(corpus_dir):
+        store = str(corpus_dir / entry["store"])
+        set_native(True)
+        try:
+            node = zarrfs.open(store)
+            arr = node[entry["path"]] if entry["path"] else node
+        except engine.ZarrfsError:
+            continue
+        if not isinstance(arr, engine.Array) or not arr.read_path.native:
+            continue
+        native_count += 1
+        selections = [...] + [_parse(s["selection"]) for s in entry.get("selections", [])]
+        fast = [_bits(arr[s]) for s in selections]
+        set_native(False)
+        node = zarrfs.open(store)
+        slow_arr = node[entry["path"]] if entry["path"] else node
+        assert slow_arr.read_path.native is False
+        for s, got in zip(selections, fast, strict=True):
+            assert got == _bits(slow_arr[s]), (entry["id"], s)
+    assert native_count >= 100  # the corpus's plain numeric arrays, v2 and v3, sharded too
+
+
+def _parse(text: str):
+    sys.path.insert(0, str(os.path.dirname(__file__)))
+    try:
+        from conformance_reader import _selection
+    finally:
+        sys.path.pop(0)
+    return _selection(text)
+
+
+def test_arrays_off_the_short_list_stay_on_the_python_pipeline(tmp_path, set_native):
+    data = np.arange(100, dtype="i4").reshape(10, 10)
+    z = zarr.open_array(
+        str(tmp_path / "delta"),
+        mode="w",
+        shape=data.shape,
+        chunks=(5, 5),
+        dtype="i4",
+        zarr_format=2,
+        filters=[__import__("numcodecs").Delta(dtype="i4")],
+    )
+    z[...] = data
+    arr = zarrfs.open(str(tmp_path / "delta"))
+    assert not arr.read_path.native
+    assert "filters ['delta']" in arr.read_path.reason
+    assert (arr[...] == data).all()
+    set_native(False)
+    plain = zarrfs.open(str(_write(tmp_path / "plain", data, (5, 5))))
+    assert plain.read_path.describe().startswith("Python pipeline: the native path is off")
+
+
+# ------------------------------------------------------------------ failures fall back
+
+
+@pytest.fixture
+def corrupt(tmp_path):
+    """A 4 x 4 grid of chunks; chunk (1, 2) holds garbage, chunk (3, 3) is missing."""
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64) + 1
+    path = _write(tmp_path / "c.zarr", data, (16, 16))
+    (path / "c" / "1" / "2").write_bytes(b"not a blosc frame at all" * 4)
+    (path / "c" / "3" / "3").unlink()
+    data[48:, 48:] = 0
+    return path, data
+
+
+def test_a_corrupt_chunk_fails_only_itself_with_zarrfs_errors(corrupt, set_native):
+    path, data = corrupt
+    engine.clear_caches()
+    arr = zarrfs.open(str(path))
+    assert arr.read_path.native
+    before = engine.stats()["native_fallbacks"]
+    with pytest.raises(engine.ChunkDecodeError) as fast:
+        arr[...]
+    assert engine.stats()["native_fallbacks"] > before
+    out = np.zeros_like(data)
+    with pytest.raises(engine.ChunkDecodeError):
+        arr.read(..., out=out)
+    good = np.ones(data.shape, bool)
+    good[16:32, 32:48] = False
+    assert (out[good] == data[good]).all()  # the rest of the plane landed
+    assert (arr[:16] == data[:16]).all()  # a read without the bad chunk stays native
+    set_native(False)
+    with pytest.raises(engine.ChunkDecodeError) as slow:
+        zarrfs.open(str(path))[...]
+    assert type(fast.value) is type(slow.value)
+    assert fast.value.key == slow.value.key == "c/1/2"
+    assert str(fast.value) == str(slow.value)
+
+
+def test_chunk_events_of_a_background_read(corrupt):
+    """Each chunk reported once: loaded by tensorstore, missing and failed by the Python
+    pipeline, which reads again what tensorstore could not."""
+    path, data = corrupt
+    engine.clear_caches()
+    arr = zarrfs.open(str(path))
+    events = {}
+    future = arr.submit(..., on_chunk=lambda e: events.setdefault(e.chunk_coords, []).append(e))
+    with pytest.raises(engine.ChunkDecodeError):
+        future.result(timeout=30)
+    status = {c: [e.status for e in evs] for c, evs in events.items()}
+    assert len(status) == 16
+    assert status[(1, 2)] == ["failed"]
+    assert status[(3, 3)] == ["missing"]
+    assert all(s == ["loaded"] for c, s in status.items() if c not in ((1, 2), (3, 3)))
+    out = future.out
+    good = np.ones(data.shape, bool)
+    good[16:32, 32:48] = False
+    assert (out[good] == data[good]).all()
+
+
+def test_background_and_flat_reads_are_native_and_exact(tmp_path):
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 60000, (3, 70, 90), dtype="u2")
+    arr = zarrfs.open(str(_write(tmp_path / "s.zarr", data, (1, 16, 16), shards=(1, 32, 48))))
+    assert arr.read_path.native and arr.shards == (1, 32, 48)
+    before = engine.stats()["native_reads"]
+    sel = (slice(None), slice(69, 3, -3), slice(5, 80))
+    assert (arr.submit(sel).result(timeout=30) == data[sel]).all()
+    assert (arr.read_flat(1234, 17000) == data.ravel()[1234:17000]).all()
+    assert (arr[2, ::-1, 7] == data[2, ::-1, 7]).all()
+    assert engine.stats()["native_reads"] - before == 3
+
+
+# ------------------------------------------------------------------ confinement
+
+
+def test_a_symlink_out_of_the_store_keeps_the_confined_path(tmp_path):
+    data = np.arange(32 * 32, dtype="u2").reshape(32, 32)
+    path = _write(tmp_path / "s.zarr", data, (16, 16))
+    secret = _write(tmp_path / "secret.zarr", data + 7, (16, 16))
+    (path / "c" / "0" / "1").unlink()
+    (path / "c" / "0" / "1").symlink_to(secret / "c" / "0" / "1")
+    arr = zarrfs.open(str(path))
+    assert not arr.read_path.native
+    assert "symlink (c/0/1)" in arr.read_path.reason
+    with pytest.raises(engine.StoreError, match="outside the store's root"):
+        arr[...]
+    trusted = zarrfs.open(str(path), follow_symlinks=True)
+    assert trusted.read_path.native  # the user trusts the store: followed, as on the Python path
+    assert (trusted[:16, 16:] == data[:16, 16:] + 7).all()
+
+
+def test_a_symlinked_array_directory_keeps_the_confined_path(tmp_path):
+    data = np.arange(16, dtype="u2").reshape(4, 4)
+    _write(tmp_path / "elsewhere", data, (2, 2))
+    root = tmp_path / "g.zarr"
+    zarr.open_group(str(root), mode="w")
+    (root / "a").symlink_to(tmp_path / "elsewhere")
+    group = zarrfs.open(str(root))
+    try:
+        arr = group["a"]
+    except engine.ZarrfsError:
+        return  # refused at its metadata already (confined)
+    assert not arr.read_path.native
+
+
+# ------------------------------------------------------------------ cancellation
+
+
+def test_cancelling_a_read_cancels_tensorstore_futures():
+    """A background read whose token is cancelled (``ReadFuture.cancel``, the viewer's stale
+    generations) cancels the tensorstore futures it waits for."""
+    promise, future = ts.Promise.new()  # a tensorstore future that never finishes by itself
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(engine.ReadCancelled):
+        native._wait_for(queue.SimpleQueue(), 1, [future], token, lambda f: None)
+    assert future.cancelled()
+    del promise
+
+
+def test_a_cancelled_background_read_ends_cancelled(tmp_path):
+    data = np.arange(8 * 256 * 256, dtype="u2").reshape(8, 256, 256)
+    arr = zarrfs.open(str(_write(tmp_path / "b.zarr", data, (1, 32, 32))))
+    futures = [arr.submit(k, priority=engine.PRIORITY_PREFETCH) for k in range(8)]
+    for f in futures:
+        f.cancel()
+    for k, f in enumerate(futures):
+        try:
+            got = f.result(timeout=30)
+        except engine.ReadCancelled:
+            continue
+        assert (got == data[k]).all()  # finished before the cancel: whole and right
+
+
+# ------------------------------------------------------------------ one budget
+
+
+def test_the_cache_pool_comes_out_of_the_chunk_budget(tmp_path):
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64)
+    arr = zarrfs.open(str(_write(tmp_path / "m.zarr", data, (16, 16))))
+    try:
+        engine.set_cache_size(64 << 20)
+        assert engine.cache_info()["native_pool"] == 0  # nothing read for keeps yet
+        assert (arr.submit(...).result(timeout=30) == data).all()
+        info = engine.cache_info()
+        assert info["capacity"] == 64 << 20
+        assert info["native_pool"] == 32 << 20
+        context, _ = native._contexts.get("keep")
+        assert context.spec.to_json()["cache_pool"]["total_bytes_limit"] == 32 << 20
+        once, _ = native._contexts.get("once")
+        assert once.spec.to_json()["cache_pool"].get("total_bytes_limit", 0) == 0
+        engine.set_cache_size(8 << 20)  # a new budget: a new pool, sized on the next read
+        assert engine.cache_info()["native_pool"] == 0
+        assert (arr.read_flat(0, 4096) == data.ravel()).all()
+        assert engine.cache_info()["native_pool"] == 4 << 20
+    finally:
+        engine.set_cache_size(512 << 20)
+
+
+# ------------------------------------------------------------------ zarrfs info --debug
+
+
+def _info(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "zarrfs.cli", "info", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_info_debug_says_which_path_reads_the_array(tmp_path):
+    path = _write(tmp_path / "i.zarr", np.zeros((4, 4), "f4"), (2, 2))
+    out = _info("--debug", str(path)).stdout
+    assert (
+        "read path: native (tensorstore): a local store; zarr v3 float32, codecs bytes, "
+        "blosc, default chunk keys" in out
+    )
+    off = _info("--debug", str(path), env={"ZARRFS_NATIVE": "0"}).stdout
+    assert "read path: Python pipeline: the native path is off (ZARRFS_NATIVE=0)" in off
+    assert "read path" not in _info(str(path)).stdout
+
+
+def test_an_output_of_another_dtype_is_cast_as_numpy_casts(tmp_path):
+    data = np.arange(-50, 50, dtype="i2").reshape(10, 10) * 300
+    arr = zarrfs.open(str(_write(tmp_path / "d.zarr", data, (4, 4))))
+    assert arr.read_path.native
+    out = np.zeros((10, 10), "u1")
+    arr.read(..., out=out)
+    np.testing.assert_array_equal(out, data.astype("u1"))  # wraps, as NumPy's assignment does

@@ -1,0 +1,401 @@
+"""The native chunk path: tensorstore reads an array's chunks in compiled code.
+
+The Python pipeline (:mod:`.reader`) spends Python time under the GIL on every chunk; where
+chunks are small that time, not the codec, is the read. For an array tensorstore reads exactly
+as the spec says (and as zarrfs does), the whole selection goes to tensorstore instead, which
+plans, fetches, decodes and places every chunk in its own threads, straight into the output.
+Which arrays (:func:`decide`, with the reason shown by ``zarrfs info --debug``):
+
+- a local store (tensorstore's ``file`` kvstore): remote stores, fsspec chains, zip archives and
+  kerchunk references stay on the Python pipeline, with its retries, timeouts and failure
+  semantics;
+- data types, codecs, chunk key encodings and fill values from a short list that tensorstore
+  reads bit for bit as zarrfs (:mod:`.native_rules`); a writer's quirk, any other codec
+  (lzma, delta, pcodec, fixedscaleoffset ...), strings and structured types stay Python;
+- confined: tensorstore follows symlinks, zarrfs's local reads never leave the store's root
+  (:mod:`.confine`). The native path serves an array only when its directory holds no symlink
+  (:func:`native_rules.symlink_in`, a walk done once per array directory and process), or when
+  the user trusts the store (``follow_symlinks=true``). A mount others can read (``allow_other``)
+  or one made by root turns the native path off (``set_native(False)``), since a symlink made
+  after the walk would be followed.
+
+The handle is opened from the metadata zarrfs has already parsed (``assume_metadata``: no
+second metadata read). Every failure of a native read is read again by the Python pipeline
+(the whole selection, or the chunk that failed when the read reports chunk by chunk): a corrupt
+chunk, a decompression bomb or a missing file then fails, or reads, exactly as on the Python
+path, with zarrfs's own errors. Whatever tensorstore cannot do, zarrfs does; the answers are
+the same (``tests/engine/test_native.py`` reads the conformance corpus both ways).
+
+One cache budget: a read that comes back (``submit``, ``read_flat``) reads through a context
+whose cache pool is half the decoded-chunk budget, reserved out of the chunk table's; a read
+made once (``array[sel]``) keeps nothing, as on the Python path. ``ZARRFS_NATIVE=0`` or
+``set_native(False)`` turns the native path off.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import cache, native_rules, scheduler, stats
+from .errors import ReadCancelled
+from .planner import ChunkRequest, DimSelection, count_chunks
+
+log = logging.getLogger(__name__)
+
+ENV = "ZARRFS_NATIVE"
+#: how often a background native read looks whether it was cancelled (seconds)
+_POLL_SECONDS = 0.05
+
+
+class _Switch:
+    """Whether the native path is on, and why not when it is off."""
+
+    def __init__(self) -> None:
+        off = os.environ.get(ENV, "1").strip().lower() in ("0", "false", "no", "off")
+        self.enabled = not off
+        self.reason = f"{ENV}={os.environ.get(ENV)}" if off else ""
+
+
+_switch = _Switch()
+
+
+def set_native(enabled: bool, reason: str = "") -> None:
+    """Turn the native (tensorstore) path on or off for every array of the process; ``reason``
+    is what ``zarrfs info --debug`` says while it is off."""
+    _switch.enabled = bool(enabled)
+    _switch.reason = "" if enabled else (reason or "turned off by set_native(False)")
+
+
+def native_enabled() -> bool:
+    return _switch.enabled
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Which path reads an array, and why."""
+
+    native: bool
+    reason: str
+
+    @property
+    def path(self) -> str:
+        return "native (tensorstore)" if self.native else "Python pipeline"
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+# ---------------------------------------------------------------- contexts, one budget
+
+
+class _Contexts:
+    """The process's tensorstore contexts (thread pools and cache pool shared by every handle):
+    ``once`` keeps no chunk; ``keep`` has a cache pool of half the decoded-chunk budget, which
+    the chunk table gives up while the pool exists. A new budget, :func:`clear_caches` or a
+    fork makes new ones (``generation``), and handles reopen in them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.generation = 0
+        self._made: dict[str, Any] = {}
+        self.used = False
+
+    def get(self, kind: str):
+        with self.lock:
+            context = self._made.get(kind)
+            if context is None:
+                context = self._made[kind] = self._make(kind)
+            self.used = True
+            return context, self.generation
+
+    def _make(self, kind: str):
+        import tensorstore as ts
+
+        pool = 0
+        if kind == "keep":
+            pool = cache.chunks.capacity // 2
+            cache.chunks.reserve(pool)
+        return ts.Context(
+            {
+                "cache_pool": {"total_bytes_limit": pool},
+                "data_copy_concurrency": {"limit": scheduler.decode_workers()},
+            }
+        )
+
+    def reset(self) -> None:
+        with self.lock:
+            self._made.clear()
+            self.generation += 1
+            cache.chunks.reserve(0)
+
+
+_contexts = _Contexts()
+
+
+def set_cache_size(nbytes: int) -> None:
+    """Set the decoded-chunk budget in bytes (0 disables caching): the chunk table's and the
+    native path's cache pool's together."""
+    cache.set_cache_size(nbytes)
+    _contexts.reset()
+
+
+def clear_caches() -> None:
+    """Forget every decoded chunk and shard index, the native path's too."""
+    cache.clear_caches()
+    _contexts.reset()
+
+
+def _after_fork_in_child() -> None:
+    """tensorstore's threads do not survive ``fork()``: a child of a process that used them
+    reads on the Python pipeline (the mount forks before it opens anything, so it is not one)."""
+    _contexts.lock = threading.Lock()
+    if _contexts.used:
+        _contexts._made.clear()
+        set_native(False, "tensorstore ran in this process before fork()")
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---------------------------------------------------------------- the handle
+
+
+def decide(store, path: str, meta) -> Decision:
+    """Whether tensorstore reads this array (without opening it), and why (or why not)."""
+    if not _switch.enabled:
+        return Decision(False, f"the native path is off ({_switch.reason})")
+    if _tensorstore_missing():
+        return Decision(False, f"tensorstore cannot be imported ({_tensorstore_missing()})")
+    reason = native_rules.refusal(store, path, meta)
+    if reason:
+        return Decision(False, reason)
+    return Decision(True, native_rules.acceptance(meta))
+
+
+@functools.cache
+def _tensorstore_missing() -> str | None:
+    try:
+        import tensorstore  # noqa: F401
+    except ImportError as exc:
+        return str(exc)
+    return None
+
+
+class NativeArray:
+    """One array's tensorstore handles (one per context kind, opened on first use and again
+    when the contexts change) and its reads. Built only for an array :func:`decide` accepts."""
+
+    def __init__(
+        self, spec: dict, decision: Decision, chunk_shape: tuple[int, ...], path: str = ""
+    ):
+        self.path = path
+        self.spec = spec
+        self.decision = decision
+        self.chunk_shape = chunk_shape
+        self._handles: dict[str, tuple[int, Any]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, store, path: str, meta, chunk_shape) -> tuple[NativeArray | None, Decision]:
+        """The native reads of an array, or None and why not (tensorstore refusing the
+        metadata is a reason too)."""
+        decision = decide(store, path, meta)
+        if not decision.native:
+            return None, decision
+        native = cls(native_rules.spec(store, path, meta), decision, chunk_shape, path)
+        try:
+            native.handle("once")
+        except Exception as exc:  # noqa: BLE001 - tensorstore's refusal is a reason, not a failure
+            reason = f"tensorstore cannot open it ({' '.join(str(exc).split())})"
+            return None, Decision(False, reason)
+        return native, decision
+
+    def handle(self, kind: str, *, strict: bool = False):
+        """The handle in the context ``kind``; ``strict``: one that fails on a missing chunk
+        instead of filling it."""
+        import tensorstore as ts
+
+        context, generation = _contexts.get(kind)
+        name = f"{kind}-strict" if strict else kind
+        with self._lock:
+            made = self._handles.get(name)
+            if made is not None and made[0] == generation:
+                return made[1]
+        spec = {**self.spec, "fill_missing_data_reads": False} if strict else self.spec
+        opened = ts.open(spec, read=True, open=True, assume_metadata=True, context=context)
+        opened = opened.result()
+        with self._lock:
+            self._handles[name] = (generation, opened)
+        return opened
+
+    # ------------------------------------------------------------ reads
+
+    def read(self, boxes: list[tuple[tuple[DimSelection, ...], np.ndarray]], *, keep: bool):
+        """Fill each output with its selection, all at once; False when tensorstore failed
+        (the caller reads it all again on the Python pipeline)."""
+        futures = []
+        try:
+            for dims, out in boxes:
+                futures.append(self._write(dims, out, keep))
+        except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
+            return self._failed(exc, futures)
+        for f in futures:
+            if f.exception() is not None:  # every write ends before the Python path's
+                return self._failed(f.exception(), futures)
+        chunks = sum(count_chunks(dims, self.chunk_shape) for dims, _ in boxes)
+        stats.add(native_reads=1, native_chunks=chunks)
+        return True
+
+    def read_async(
+        self,
+        dims: tuple[DimSelection, ...],
+        out: np.ndarray,
+        token: scheduler.CancelToken,
+        *,
+        keep: bool,
+    ) -> bool:
+        """:meth:`read` for a background read: cancelled with its token (tensorstore's
+        future too). False when tensorstore failed."""
+        try:
+            future = self._write(dims, out, keep)
+        except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
+            return self._failed(exc)
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        future.add_done_callback(lambda f: done.put(f))
+        _wait_for(done, 1, [future], token, lambda f: None, self.path)
+        try:
+            future.result()
+        except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
+            return self._failed(exc)
+        stats.add(native_reads=1, native_chunks=count_chunks(dims, self.chunk_shape))
+        return True
+
+    def read_chunks(
+        self,
+        requests: list[ChunkRequest],
+        out: np.ndarray,
+        token: scheduler.CancelToken,
+        on_chunk: Callable,
+        event: Callable,
+        *,
+        keep: bool,
+    ) -> list[ChunkRequest]:
+        """A background read reporting chunk by chunk: one tensorstore read per chunk, all at
+        once, each reported (``on_chunk(event(request))``) as it lands. Missing chunks are not
+        filled here (tensorstore cannot say a chunk is missing): they, and every chunk that
+        failed, are returned for the Python pipeline to read and report."""
+        strict = self.handle("keep" if keep else "once", strict=True)
+        if out.dtype != strict.dtype.numpy_dtype:  # NumPy's casts are the Python path's
+            return list(requests)
+        futures, failed = [], []
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        for req in requests:
+            try:
+                f = _into(out[req.out_selection], strict[_chunk_index(req, self.chunk_shape)])
+            except Exception:  # noqa: BLE001 - the Python pipeline reads it
+                failed.append(req)
+                continue
+            futures.append(f)
+            f.add_done_callback(lambda f, req=req: done.put((f, req)))
+
+        def landed(item) -> None:
+            f, req = item
+            if f.exception() is None:
+                on_chunk(event(req))
+            else:
+                failed.append(req)
+
+        _wait_for(done, len(futures), futures, token, landed, self.path)
+        landed_natively = len(requests) - len(failed)
+        stats.add(native_reads=1, native_chunks=landed_natively, native_fallbacks=len(failed))
+        return failed
+
+    # ------------------------------------------------------------ helpers
+
+    def _write(self, dims: tuple[DimSelection, ...], out: np.ndarray, keep: bool):
+        handle = self.handle("keep" if keep else "once")
+        if out.dtype != handle.dtype.numpy_dtype:  # NumPy's casts are the Python path's
+            raise TypeError(f"an output of {out.dtype}, not {handle.dtype.numpy_dtype}")
+        index, view = _ts_index(dims, out)
+        return _into(view, handle[index])
+
+    def _failed(self, exc: BaseException, futures=()) -> bool:
+        """A failed native read, to be read again on the Python pipeline once every write of
+        it has ended (none then races the Python pipeline's into the same output)."""
+        for f in futures:
+            f.exception()
+        log.debug("native read failed, reading on the Python pipeline: %s", exc)
+        stats.add(native_fallbacks=1)
+        return False
+
+
+def _into(view: np.ndarray, source):
+    """tensorstore writes ``source`` (an indexed handle) straight into ``view``'s memory."""
+    import tensorstore as ts
+
+    return ts.array(view, copy=False, write=True).write(source.translate_to[0])
+
+
+def _ts_index(dims: tuple[DimSelection, ...], out: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """The tensorstore index of a normalised selection (ascending), and the output view it
+    fills (reversed along the dimensions a negative step reverses)."""
+    index: list[int | slice] = []
+    flips: list[slice] = []
+    for d in dims:
+        if d.drop:
+            index.append(d.start)
+            continue
+        index.append(slice(d.start, d.stop, d.step))
+        flips.append(slice(None, None, -1) if d.reverse else slice(None))
+    view = out[tuple(flips)] if any(f.step == -1 for f in flips) else out
+    return tuple(index), view
+
+
+def _chunk_index(req: ChunkRequest, chunk_shape: tuple[int, ...]) -> tuple:
+    """A chunk request's ``chunk_selection`` in array coordinates."""
+    index: list[int | slice] = []
+    for c, n, s in zip(req.chunk_coords, chunk_shape, req.chunk_selection, strict=True):
+        origin = c * n
+        if isinstance(s, slice):
+            index.append(slice(origin + s.start, origin + s.stop, s.step))
+        else:
+            index.append(origin + int(s))
+    return tuple(index)
+
+
+def _wait_for(done: queue.SimpleQueue, count: int, futures, token, landed, path="") -> None:
+    """Take ``count`` finished futures from ``done`` (``landed`` each); a cancelled token
+    cancels every future and raises ReadCancelled."""
+    for _ in range(count):
+        while True:
+            if token.cancelled:
+                for f in futures:
+                    f.cancel()
+                raise ReadCancelled(path=path, node_path=path)
+            try:
+                f = done.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                continue
+            landed(f)
+            break
+
+
+__all__ = [
+    "ENV",
+    "Decision",
+    "NativeArray",
+    "clear_caches",
+    "decide",
+    "native_enabled",
+    "set_cache_size",
+    "set_native",
+]
