@@ -19,6 +19,9 @@ from zarrfs.engine.fetch import PlainChunks
 from zarrfs.engine.fetch_sharded import ShardedChunks
 from zarrfs.engine.planner import normalize_selection
 
+# the Python pipeline's own chunk sources and tasks: the native path would take these arrays
+pytestmark = pytest.mark.usefixtures("python_pipeline")
+
 
 @pytest.fixture(autouse=True)
 def _cold():
