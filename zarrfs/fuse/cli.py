@@ -48,8 +48,12 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run_mount(args: argparse.Namespace) -> int:
+    from zarrfs.process_title import hide_secrets
+
     from .daemon import mount
     from .options import parse_mount_options
+
+    hide_secrets()  # before the fork: the daemon never shows -O secret=... to `ps`
 
     try:
         options = parse_mount_options(args.mount_options)
