@@ -358,9 +358,16 @@ def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array | Br
     )
 
 
-def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001
-    """Open the group or array at ``url`` (see the package docstring)."""
-    store = Store.from_url(str(url), **storage_options)
+def open(  # noqa: A001
+    url: str,
+    *,
+    consolidated: bool | None = None,
+    follow_symlinks: bool = False,
+    **storage_options,
+) -> Group | Array:
+    """Open the group or array at ``url`` (see the package docstring). ``follow_symlinks``:
+    a local store's symlinks are followed wherever they lead."""
+    store = Store.from_url(str(url), follow_symlinks=follow_symlinks, **storage_options)
     hierarchy = Hierarchy(store, consolidated)
     try:
         meta = hierarchy.load_root()
