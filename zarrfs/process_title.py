@@ -32,6 +32,9 @@ def hidden(argv: list[str]) -> list[str]:
             out.append("-O" + _hide_value(item[2:]))
         elif item.startswith("-o") and len(item) > 2:
             out.append("-o" + _hide_mount_options(item[2:]))
+        elif item.startswith("--") and "=" in item:  # --endpoint-url=URL
+            flag, _, value = item.partition("=")
+            out.append(f"{flag}={_hide_url(value)}")
         else:
             out.append(_hide_url(item))
         after = item if item in ("-O", "-o") else ""
@@ -55,6 +58,8 @@ def _hide_url(item: str) -> str:
         parts = urlsplit(item)
         password = parts.password
     except ValueError:
+        return item
+    if password is None and not parts.query:
         return item
     netloc = parts.netloc
     if password is not None:

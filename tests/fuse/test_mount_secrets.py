@@ -33,7 +33,13 @@ def _command_lines() -> dict[int, bytes]:
 def test_hidden_replaces_every_value_that_may_be_a_secret():
     argv = ["zarrfs", "mount", "s3://b/x", "/mnt", "-O", "key=AKIA", "-Osecret=abc"]
     argv += ["-o", "ro,so.token=zz,prefetch=8M", "-oso.a=b", "https://u:pw@h/x?sig=1"]
-    argv += ["-o", "out.tif", "--endpoint-url", "http://127.0.0.1:9000"]
+    argv += [
+        "-o",
+        "out.tif",
+        "--endpoint-url",
+        "http://127.0.0.1:9000",
+        "--endpoint-url=http://u:p@h",
+    ]
     assert hidden(argv) == [
         "zarrfs",
         "mount",
@@ -50,6 +56,7 @@ def test_hidden_replaces_every_value_that_may_be_a_secret():
         "out.tif",  # `zarrfs get -o FILE`: a file name, shown
         "--endpoint-url",
         "http://127.0.0.1:9000",
+        "--endpoint-url=http://u:***@h",
     ]
     assert hidden(["zarrfs", "info", "/data/x.zarr"]) == ["zarrfs", "info", "/data/x.zarr"]
 
