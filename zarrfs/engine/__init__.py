@@ -31,8 +31,8 @@ Broken
     ``node_type`` ("array" | "group" | None, as its document says), ``stored_metadata`` (the
     documents as stored; those that are not JSON as text), ``error``; ``attrs``, ``keys()``
     and ``read``/``[...]``/``read_flat``/``submit`` raise the error (a new instance each
-    time): never an empty answer that looks true. An array whose codecs cannot be built is an ordinary ``Array``: codecs
-    are built on its first read, which raises.
+    time): never an empty answer that looks true. An array whose codecs cannot be built is an
+    ordinary ``Array``: codecs are built on its first read, which raises.
 
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),

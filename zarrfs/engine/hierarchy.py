@@ -4,8 +4,9 @@ Finding nodes' metadata (one round trip a node, consolidated metadata, implicit 
 :mod:`.lookup`'s job.
 
 A node whose metadata cannot be used is a :class:`Broken` member of its group (its documents
-and the error; its attributes, children and data raise the error), and an array whose codecs cannot be built opens as usual, failing only
-its reads (``Array.error`` says why): one broken node never stops its group or its siblings.
+and the error; its attributes, children and data raise the error), and an array whose codecs
+cannot be built opens as usual, failing only its reads (``Array.error`` says why): one broken
+node never stops its group or its siblings.
 """
 
 from __future__ import annotations
