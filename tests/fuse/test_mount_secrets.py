@@ -89,10 +89,10 @@ def test_no_zarrfs_process_shows_the_secret_of_a_mount(
     assert status["pid"] == daemon
 
 
-def test_the_zarrfs_command_hides_secrets_of_every_subcommand(tmp_path, zarr_writer):
-    """``zarrfs info ... -O secret=...`` (any subcommand): the title is rewritten before the
-    command runs; seen here from a ``zarrfs view``-like long command, ``info`` on a store
-    whose listing a FIFO holds up."""
+def test_hide_secrets_rewrites_what_proc_shows(tmp_path, zarr_writer):
+    """In a fresh interpreter given ``info URL -O secret=...``: after ``hide_secrets()`` (what
+    ``zarrfs``'s main runs for every subcommand), ``/proc/PID/cmdline`` shows ``secret=***``.
+    The child waits on a FIFO, so its title is read while it lives."""
     written = zarr_writer(np.arange(4, dtype="u1"))
     secret = "zarrfs-test-" + secrets.token_hex(12)
     fifo = tmp_path / "hold"
