@@ -217,15 +217,14 @@ def test_tree_lists_every_node_and_marks_the_broken_ones(tmp_path, capsys, conso
     assert good.endswith("good  3 x 4 int32")
 
 
-def test_info_on_a_broken_node_shows_what_it_has_then_fails(tmp_path, capsys):
+def test_info_on_a_broken_node_fails_with_its_reason(tmp_path, capsys):
     from tests.engine.test_contained import broken_store
 
     root = tmp_path / "store.zarr"
     broken_store(root, 3, consolidated=False)
-    assert main(["info", str(root / "dtype")]) == 1
+    assert main(["info", str(root / "dtype")]) == 1  # the node named cannot be read: why
     out, err = capsys.readouterr()
-    assert "array, broken (Zarr v3)" in out and '"data_type": "int3"' in out
-    assert '"name": "dtype"' in out  # its attributes
+    assert out == ""
     assert err.count("\n") == 1 and err.startswith("zarrfs: error: ") and "int3" in err
     assert str(root / "dtype" / "zarr.json") in err
     assert main(["info", str(root / "codec")]) == 1

@@ -52,13 +52,39 @@ def test_mount_options_fill_in_under_the_command_line():
     options = parse_mount_options(
         ["anon,endpoint_url=http://h:9,so.client_kwargs.headers.X-Other=fstab,so.use_ssl=false"]
     )
-    assert mount_storage_options(options, given) == {
+    merged, storage = mount_storage_options(options, given)
+    assert storage == {
         "anon": True,
         "endpoint_url": "http://h:9",
         "use_ssl": False,
         "client_kwargs": {"headers": {"X-Other": "flag"}},
     }
     assert given == {"client_kwargs": {"headers": {"X-Other": "flag"}}}  # not changed
+    # merged once: nothing of the storage options travels on in the mount options
+    assert (merged.anon, merged.endpoint_url, merged.storage) == (False, None, ())
+    assert not merged.follow_symlinks
+
+
+@pytest.mark.parametrize(
+    ("flags", "mount_options", "follows"),
+    [
+        ({}, [], False),
+        ({}, ["follow_symlinks"], True),
+        ({"follow_symlinks": True}, [], True),
+        ({}, ["so.follow_symlinks=true"], True),
+        ({"follow_symlinks": False}, ["so.follow_symlinks=true"], False),  # the flags win
+    ],
+)
+def test_follow_symlinks_leaves_the_storage_options_for_the_engine(flags, mount_options, follows):
+    """``follow_symlinks`` is the engine's argument, not fsspec's: whichever way it comes, it
+    ends up in the mount options, never among the storage options fsspec gets."""
+    merged, storage = mount_storage_options(parse_mount_options(mount_options), flags)
+    assert merged.follow_symlinks is follows and "follow_symlinks" not in storage
+
+
+def test_follow_symlinks_must_be_a_boolean():
+    with pytest.raises(ValueError, match="follow_symlinks must be true or false"):
+        mount_storage_options(parse_mount_options([]), {"follow_symlinks": "yes"})
 
 
 @pytest.mark.parametrize(

@@ -250,7 +250,8 @@ class InfoPanel(QWidget):
         self._fill_summary(rows)
         self._add_channels(channels)
         self.attributes.clear()
-        attrs = jsonable(node.attrs or {})
+        # a broken node's attributes raise its error, shown above; its documents are stored
+        attrs = jsonable(node.attrs or {}) if node.kind != "broken" else {}
         for key, value in itertools.islice(attrs.items(), MAX_ITEMS):
             fill_json_tree(self.attributes, key, value)
         if len(attrs) > MAX_ITEMS:

@@ -259,6 +259,10 @@ def _optional_subcommands(sub, common) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if argv is None:  # this process's own command line: no secret in `ps` (view, get ...)
+        from zarrfs.process_title import hide_secrets
+
+        hide_secrets()
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="zarrfs: %(levelname)s: %(message)s")
     if args.verbose == 0:

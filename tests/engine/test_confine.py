@@ -12,6 +12,8 @@ import zarrfs
 import zarrfs.engine as engine
 from tests.hostile import CHUNK, write_v2_array
 from zarrfs.engine import confine
+from zarrfs.engine.store import Store
+from zarrfs.engine.store_request import ByteRequest
 
 
 @pytest.fixture(params=["openat2", "proc"], ids=["openat2", "without-openat2"])
@@ -58,12 +60,14 @@ def test_metadata_symlinked_out_of_the_store_is_refused(store):
     assert caught.value.key.endswith(".zarray")
 
 
-@pytest.mark.parametrize("value", [True, "true"])
-def test_follow_symlinks_opts_in(store, value):
+def test_follow_symlinks_opts_in(store):
     engine.clear_caches()
-    group = zarrfs.open(str(store), follow_symlinks=value)
+    group = zarrfs.open(str(store), follow_symlinks=True)
     assert group["a"][...].tobytes() == (store.parent / "secret").read_bytes()
-    assert zarrfs.open(str(store / "d"), follow_symlinks=value).shape == (CHUNK,)
+    assert zarrfs.open(str(store / "d"), follow_symlinks=True).shape == (CHUNK,)
+    for value in ("true", "false", 1):  # an explicit argument: "false" must not mean True
+        with pytest.raises(ValueError, match="follow_symlinks must be true or false"):
+            zarrfs.open(str(store), follow_symlinks=value)
 
 
 def test_a_directory_symlinked_out_of_the_store_is_refused(store, tmp_path):
@@ -90,3 +94,64 @@ def test_a_swapped_symlink_is_checked_at_open(store):
     os.symlink(store.parent / "secret", link)
     with pytest.raises(engine.StoreError, match="outside"):
         zarrfs.open(str(store))["b"][...]
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("a/../x", "'..'"),
+        ("../x", "'..'"),
+        ("..", "'..'"),
+        ("a/./x", "'.'"),
+        ("a//x", "empty"),
+        ("a/", "empty"),
+        ("a\0x", "NUL"),
+    ],
+)
+def test_bad_key_reason_names_what_is_wrong(key, words):
+    reason = confine.bad_key_reason(key)
+    assert reason is not None and words in reason
+
+
+@pytest.mark.parametrize("key", ["a/b/c", "c/0/1", ".zarray", "a..b/x", "...", "a/.b"])
+def test_bad_key_reason_passes_ordinary_keys(key):
+    assert confine.bad_key_reason(key) is None
+
+
+SECRET = b"not for the store's readers"
+BAD_KEYS = ["a/../../secret", "../secret", "a/../x"]
+
+
+def _refused(store, key):
+    with pytest.raises(engine.StoreError, match="refusing key") as err:
+        store.get(key)
+    assert err.value.key == key
+    with pytest.raises(engine.StoreError, match="refusing key"):
+        store.fetch([ByteRequest(key, 0, 4)])
+
+
+def test_a_dotdot_key_never_reaches_an_http_server(http_server):
+    """A remote store receives the raw key: a server (or a client normalising the URL) would
+    answer ``store/../secret`` with the object beside the store."""
+    server = http_server(
+        {"store/.zgroup": b'{"zarr_format": 2}', "store/x": b"x", "secret": SECRET}
+    )
+    store = Store.from_url(server.url_for("store"))
+    assert store.get(".zgroup") is not None
+    before = sum(server.stats.requests.values())
+    for key in BAD_KEYS:
+        _refused(store, key)
+    assert sum(server.stats.requests.values()) == before  # not one request went out
+
+
+def test_a_dotdot_key_never_reaches_s3(s3_server, tmp_path):
+    local = tmp_path / "bucket"
+    (local / "store").mkdir(parents=True)
+    (local / "store" / ".zgroup").write_text('{"zarr_format": 2}')
+    (local / "store" / "x").write_bytes(b"x")
+    (local / "secret").write_bytes(SECRET)
+    url = s3_server.upload_dir(local)
+    store = Store.from_url(f"{url.rstrip('/')}/store", **s3_server.storage_options())
+    assert store.get(".zgroup") is not None
+    for key in BAD_KEYS:
+        _refused(store, key)

@@ -108,23 +108,43 @@ def test_a_broken_node_stops_nothing_but_its_data(tmp_path, zarr_format, consoli
         assert node.kind == "broken" and node.node_type in ("array", None)
         assert isinstance(node.error, error) and str(root) in node.error.message
         if not (name == "malformed" and zarr_format == 2):
-            assert node.attrs == {"name": name} and node.node_type == "array"
-        assert node.stored_metadata and node.keys() == []
-        with pytest.raises(error) as first:
-            node.read()
-        with pytest.raises(error) as second:
-            node[...]
-        assert first.value is not second.value and str(first.value) == str(node.error)
+            assert node.node_type == "array"
+        assert node.stored_metadata
+        raised = []
+        for use in (
+            lambda n: n.read(),
+            lambda n: n[...],
+            lambda n: n.attrs,
+            lambda n: n.keys(),
+        ):
+            with pytest.raises(error) as err:  # never an empty answer that looks true
+                use(node)
+            assert str(err.value) == str(node.error) and err.value.__cause__ is node.error
+            raised.append(err.value)
+        assert len({id(e) for e in raised}) == len(raised)  # a fresh copy each time
 
 
 def test_an_unknown_v3_data_type_keeps_its_document_and_attributes(tmp_path):
     root = tmp_path / "store.zarr"
     broken_store(root, 3, consolidated=False)
-    node = engine.open(str(root / "dtype"))  # the broken node itself, opened as the root
-    assert node.kind == "broken" and node.zarr_format == 3 and node.path == ""
+    node = engine.open(str(root))["dtype"]
+    assert node.kind == "broken" and node.zarr_format == 3 and node.path == "dtype"
     assert node.stored_metadata["zarr.json"]["data_type"] == "int3"
-    assert node.attrs == {"name": "dtype"} and "int3" in node.error.message
+    assert node.stored_metadata["zarr.json"]["attributes"] == {"name": "dtype"}
+    assert "int3" in node.error.message
     assert f"{root / 'dtype' / 'zarr.json'}: " in node.error.message
+
+
+def test_opening_a_broken_node_raises_its_error(tmp_path):
+    """The node a URL names is not contained: its error is the answer to open()."""
+    root = tmp_path / "store.zarr"
+    broken_store(root, 3, consolidated=False)
+    with pytest.raises(engine.UnknownDataTypeError) as first:
+        engine.open(str(root / "dtype"))
+    with pytest.raises(engine.UnknownDataTypeError) as second:
+        engine.open(str(root / "dtype"))
+    assert first.value is not second.value
+    assert f"{root / 'dtype' / 'zarr.json'}: " in str(first.value) and "int3" in str(first.value)
 
 
 def test_malformed_json_is_shown_as_text(tmp_path):
@@ -134,7 +154,51 @@ def test_malformed_json_is_shown_as_text(tmp_path):
     node = engine.open(str(root))["good"]
     assert node.kind == "broken" and node.node_type == "array" and node.zarr_format == 2
     assert node.stored_metadata[".zarray"] == '{"zarr_format": 2, "shape": [4,'
-    assert node.attrs == {"name": "good"} and "malformed JSON" in node.error.message
+    assert node.stored_metadata[".zattrs"] == {"name": "good"}
+    assert "malformed JSON" in node.error.message
+
+
+def _deep(levels: int):
+    value: object = 1
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "zattrs",
+    [json.dumps({"x": _deep(700)}), '{"name": "half', "[1, 2]"],
+    ids=["too-deep", "malformed", "not-an-object"],
+)
+def test_a_group_whose_attributes_cannot_be_read_never_answers_empty(tmp_path, zattrs):
+    """A v2 group whose .zattrs cannot be read: its attributes, children and open() raise;
+    its parent and siblings list and read."""
+    root = tmp_path / "store.zarr"
+    data = broken_store(root, 2, consolidated=False)
+    bad = root / "bad"
+    bad.mkdir()
+    (bad / ".zgroup").write_text('{"zarr_format": 2}')
+    (bad / ".zattrs").write_text(zattrs)
+    with pytest.raises(engine.MetadataError) as err:
+        dict(engine.open(str(bad)).attrs)
+    assert ".zattrs" in str(err.value)
+    group = engine.open(str(root))
+    assert "bad" in group.keys() and group["bad"].kind == "broken"
+    for use in (lambda: group["bad"].attrs, group["bad"].keys):
+        with pytest.raises(engine.MetadataError):
+            use()
+    np.testing.assert_array_equal(group["good"][...], data["good"])
+    assert engine.summary(group)["members"][0]["name"] == "bad"
+
+
+def test_a_v3_group_whose_attributes_are_too_deep_never_answers_empty(tmp_path):
+    root = tmp_path / "deep.zarr"
+    root.mkdir()
+    doc = {"zarr_format": 3, "node_type": "group", "attributes": {"x": _deep(700)}}
+    (root / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(engine.MetadataError) as err:
+        engine.open(str(root))
+    assert "zarr.json" in str(err.value)
 
 
 def test_a_zmetadata_that_cannot_be_used_is_passed_over_for_listing(tmp_path, caplog):

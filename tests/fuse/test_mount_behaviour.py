@@ -505,8 +505,8 @@ def test_listings_carry_attributes(mount, zarr_writer):
 @pytest.mark.parametrize("consolidated", [False, True], ids=["listed", "consolidated"])
 @pytest.mark.parametrize("breakage", ["unknown codec", "malformed JSON", "unknown data type"])
 def test_a_broken_child_fails_alone(mount, zarr_writer, breakage, consolidated):
-    """A child whose metadata cannot be used keeps its ``meta.json``, ``attrs.json`` and
-    ``info.txt`` (which says why); an array whose codec cannot be built keeps its data files
+    """A child whose metadata cannot be used keeps its ``meta.json`` and ``info.txt`` (which
+    says why); its ``attrs.json`` answers EIO; an array whose codec cannot be built keeps its data files
     too, whose reads answer EIO with one log line; its group, its siblings and the control
     folder list and read as usual."""
     good = np.arange(12, dtype=np.uint8).reshape(3, 4)
@@ -543,8 +543,12 @@ def test_a_broken_child_fails_alone(mount, zarr_writer, breakage, consolidated):
     info = (bad / "info.txt").read_text()
     reason = {"unknown codec": "frobnicate", "unknown data type": "uint7"}.get(breakage, "JSON")
     assert "error" in info and reason in info
-    if breakage != "malformed JSON":
+    if breakage == "unknown codec":
         assert json.loads((bad / "attrs.json").read_text()) == {"units": "m"}
+    else:  # a broken node's attributes are its error, never an empty {}
+        with pytest.raises(OSError) as caught:
+            (bad / "attrs.json").read_bytes()
+        assert caught.value.errno == errno.EIO
     assert json.loads((bad / "meta.json").read_text())["zarr.json"]
     if breakage == "unknown codec":
         for _ in range(2):

@@ -188,3 +188,34 @@ def test_windows_go_to_the_page_cache_and_reads_may_skip_them(written, monkeypat
         assert len(content) % page == 0 or offset + len(content) == file.size
         covered += len(content)
     assert covered > file.size * 0.9
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_read_ahead_swaps_big_endian_chunks(tmp_path, zarr_format):
+    """Read-ahead windows decode whole chunks straight into their buffers: a big-endian chunk
+    (v2 ``>i4``, v3 ``bytes`` big-endian) must be swapped there, as elsewhere."""
+    import zarr
+
+    values = np.random.default_rng(5).integers(-(2**31), 2**31 - 1, (300, 70, 33), np.int32)
+    data = values.astype(">i4")
+    extra = {"serializer": zarr.codecs.BytesCodec(endian="big")} if zarr_format == 3 else {}
+    root = str(tmp_path / "big.zarr")
+    zarr.create_array(
+        store=root,
+        name="a",
+        data=data,
+        chunks=(7, 70, 33),
+        compressors=None,
+        zarr_format=zarr_format,
+        **extra,
+    )
+    engine.clear_caches()
+    array = engine.open(root)["a"]
+    file = npy_file(array, prefetch=4 << 20)
+    handle = file.open()
+    try:
+        content = read_all(handle, file.size, 131_072)
+    finally:
+        handle.release()
+    assert file.stats.snapshot()["prefetches"] >= 1  # the windows served it
+    assert content[len(file.prefix) :] == data.astype("<i4").tobytes()  # native, as npy says

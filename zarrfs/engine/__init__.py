@@ -4,15 +4,19 @@ Nothing outside ``zarrfs/engine`` imports an engine module other than this one. 
 neither FUSE nor Qt (a test checks it).
 
 Opening
-    ``open(url, **storage_options) -> Group | Array``. ``url`` is a local path, ``file://``,
+    ``open(url, *, consolidated=None, follow_symlinks=False, **storage_options) -> Group |
+    Array``. ``url`` is a local path, ``file://``,
     ``http(s)://``, ``s3://``, ``gs://``, ``memory://``, or an fsspec chain such as
     ``zip::/path/x.zip``. The URL names the node to open: ``open("s3://b/data.zarr/group/array")``
     opens that array directly (its ``path`` is then ""). ``consolidated=None`` (default: use
-    consolidated metadata when present), ``True`` or ``False``. HTTP and S3 requests time out after
+    consolidated metadata when present), ``True`` or ``False``. ``follow_symlinks=True``: a local
+    store's symlinks are followed wherever they lead (by default a file that resolves outside
+    the store's root is refused; ``engine/confine.py``). HTTP and S3 requests time out after
     ``$ZARRFS_TIMEOUT`` seconds without data (default 30) and transient failures are retried;
     a store whose server refuses connections fails at once for a few seconds afterwards.
     Listing a group fetches every child's metadata in one round trip; a child whose metadata
-    is broken is still listed and opens (see ``Broken``); only its data reads raise.
+    is broken is still listed and opens (see ``Broken``). A URL naming a broken node raises
+    that node's error.
 
 Every node (``Group`` and ``Array``)
     ``path`` ("" for the root, "a/b" below it), ``name`` (last component, "" for the root),
@@ -24,11 +28,11 @@ Every node (``Group`` and ``Array``)
 
 Broken
     A node whose metadata cannot be used (unknown data type, malformed field or document):
-    ``node_type`` ("array" | "group" | None, as its document says), ``attrs`` and
-    ``stored_metadata`` as far as they parsed (documents that are not JSON as text), ``error``;
-    ``keys()`` is empty; ``read``/``[...]``/``read_flat``/``submit`` raise the error (a new
-    instance each time). An array whose codecs cannot be built is an ordinary ``Array``: codecs
-    are built on its first read, which raises.
+    ``node_type`` ("array" | "group" | None, as its document says), ``stored_metadata`` (the
+    documents as stored; those that are not JSON as text), ``error``; ``attrs``, ``keys()``
+    and ``read``/``[...]``/``read_flat``/``submit`` raise the error (a new instance each
+    time): never an empty answer that looks true. An array whose codecs cannot be built is an
+    ordinary ``Array``: codecs are built on its first read, which raises.
 
 Group
     ``keys()`` (sorted child names, implicit groups included), ``group[name]`` (also "a/b"),

@@ -10,7 +10,8 @@ must not make zarrfs read (and serve to every user) a file outside the store. Tw
   root, at the cost of no extra system call. Where ``openat2`` is missing (Linux before 5.6,
   a seccomp filter), the path the kernel opened (``/proc/self/fd``) is checked instead.
 
-A user who trusts the store opts out with the storage option ``follow_symlinks=true``.
+A user who trusts the store opts out with ``open(url, follow_symlinks=True)`` (on the command
+line ``-O follow_symlinks=true``, in a mount ``-o follow_symlinks``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import os
 import threading
 from collections.abc import Callable
 
-_FOLLOW_SYMLINKS = "follow_symlinks"
 _OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
@@ -46,14 +46,6 @@ def bad_key_reason(key: str) -> str | None:
     if "//" in padded or "/./" in padded or "/../" in padded:
         return "it has an empty, '.' or '..' component"
     return None
-
-
-def pop_follow_symlinks(storage_options: dict) -> bool:
-    """Take ``follow_symlinks`` out of the storage options (fsspec does not know it)."""
-    value = storage_options.pop(_FOLLOW_SYMLINKS, False)
-    if isinstance(value, str):
-        return value.strip().lower() in ("1", "yes", "true", "on")
-    return bool(value)
 
 
 class Root:

@@ -3,9 +3,10 @@
 Finding nodes' metadata (one round trip a node, consolidated metadata, implicit groups) is
 :mod:`.lookup`'s job.
 
-A node whose metadata cannot be used opens as a :class:`Broken` node (its attributes, its
-documents and the error), and an array whose codecs cannot be built opens as usual, failing only
-its reads (``Array.error`` says why): one broken node never stops its group or its siblings.
+A node whose metadata cannot be used is a :class:`Broken` member of its group (its documents
+and the error; its attributes, children and data raise the error), and an array whose codecs
+cannot be built opens as usual, failing only its reads (``Array.error`` says why): one broken
+node never stops its group or its siblings.
 """
 
 from __future__ import annotations
@@ -363,9 +364,12 @@ def _loaded(request) -> ChunkEvent:
 
 class Broken(Node):
     """A node whose metadata cannot be used (an unknown data type, a malformed field or
-    document): listed in its group, its attributes and documents readable, ``error`` saying
-    why; its data cannot be read (``read`` and the other reads raise the error, anew each
-    time). ``node_type`` is what its document declares ("array", "group" or None)."""
+    document, attributes that cannot be read): listed in its group, its stored documents
+    readable (``stored_metadata``, text where JSON did not parse), ``error`` saying why. Its
+    attributes, its children and its data raise that error (a fresh copy each time), never an
+    empty answer that looks true. ``node_type`` is what its document declares ("array",
+    "group" or None). :func:`open` of a broken node's URL raises its error: a ``Broken`` is
+    met only as a member of a group that opens."""
 
     kind = "broken"
     metadata: BrokenMetadata
@@ -378,14 +382,18 @@ class Broken(Node):
     def error(self) -> ZarrfsError:
         return self.metadata.error
 
-    def keys(self) -> list[str]:
-        return []
+    @property
+    def attrs(self) -> dict:
+        raise self._fresh_error()
 
     def read(self, *args, **kwargs):
-        error = self.metadata.error
-        raise error.at(error.path or self.url) from error
+        raise self._fresh_error()
 
-    __getitem__ = read_flat = submit = read
+    keys = __getitem__ = read_flat = submit = read
+
+    def _fresh_error(self) -> ZarrfsError:
+        error = self.metadata.error
+        return error.at(error.path or self.url)  # chained to the kept one
 
 
 def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array | Broken:
@@ -398,9 +406,16 @@ def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array | Br
     )
 
 
-def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001
-    """Open the group or array at ``url`` (see the package docstring)."""
-    store = Store.from_url(str(url), **storage_options)
+def open(  # noqa: A001
+    url: str,
+    *,
+    consolidated: bool | None = None,
+    follow_symlinks: bool = False,
+    **storage_options,
+) -> Group | Array:
+    """Open the group or array at ``url`` (see the package docstring). ``follow_symlinks``:
+    a local store's symlinks are followed wherever they lead."""
+    store = Store.from_url(str(url), follow_symlinks=follow_symlinks, **storage_options)
     hierarchy = Hierarchy(store, consolidated)
     try:
         meta = hierarchy.load_root()
@@ -408,7 +423,10 @@ def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Gr
         raise
     except (ValueError, TypeError) as exc:  # a parser bug must not look like a crash
         raise MetadataError(f"cannot read metadata at {url}: {exc}", path=url) from exc
-    return _node(hierarchy, "", meta)
+    node = _node(hierarchy, "", meta)
+    if isinstance(node, Broken):  # the node asked for cannot be read: say why, now
+        raise node._fresh_error()
+    return node
 
 
 __all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open"]

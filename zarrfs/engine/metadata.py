@@ -26,6 +26,7 @@ import numpy as np
 
 from . import codecs_builtin, codecs_numcodecs, limits, sharding  # noqa: F401 - registers codecs
 from .cf import dimension_names_from_attrs
+from .codec_registry import REGISTRY
 from .codecs import CodecChain, CodecSource, v3_codec_source
 from .dtypes import DataType, parse_fill_value, parse_v3_data_type
 from .errors import MetadataError, UnsupportedError, ZarrfsError
@@ -276,18 +277,14 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
     limits.check_chunk_size(
         _decoded_chunk_shape(doc, chunk_shape), data_type.stored_dtype, path=path
     )
-    codec_entries = require(doc, "codecs", list, path=path)
+    codec_entries, quirks = _codec_entries(doc, path)
     fill_value = doc.get("fill_value")
-    quirks = []
-    if not codec_entries:  # zarrita.js, for an array created without codecs
-        codec_entries = [{"name": "bytes", "configuration": {"endian": "little"}}]
-        quirks.append('"codecs": [] read as [bytes (little-endian)]')
     kind = data_type.dtype.kind
     if "fill_value" in doc and fill_value is None and kind in "biuf" and not data_type.dtype.names:
-        fill_value = False if kind == "b" else 0  # zarrita.js writes null for its default, zero
+        fill_value = False if kind == "b" else 0  # zarrita.js and GDAL write null for zero
         quirks.append('"fill_value": null read as 0')
-    if quirks:
-        log.warning("%s: %s (as zarrita.js reads them)", path, "; ".join(quirks))
+    if quirks:  # one warning an array, naming every quirk
+        log.warning("%s: %s (as zarrita.js and GDAL mean them)", path, "; ".join(quirks))
     if doc.get("storage_transformers"):
         raise UnsupportedError(f"{path}: storage transformers are not supported", path=path)
     names = doc.get("dimension_names")
@@ -317,6 +314,34 @@ def _parse_v3_array(doc: dict, path: str) -> ArrayMetadata:
         attributes=_attributes(doc, path),
         document={"zarr.json": doc},
     )
+
+
+_LITTLE_ENDIAN_BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def _codec_entries(doc: dict, path: str) -> tuple[list, list[str]]:
+    """The ``codecs`` list, with the array->bytes codec its writer left out put back, and the
+    quirks read. zarrita.js writes ``[]`` for an array made without codecs; GDAL (up to at
+    least 3.10) leaves ``codecs`` out for an uncompressed array and writes only array->array
+    and bytes->bytes codecs (``[transpose, gzip]``), meaning the little-endian ``bytes``
+    codec between them (v3 core spec, "Codecs": exactly one array->bytes codec). Only a list
+    of codecs all known to be array->array or bytes->bytes is completed; any other chain is
+    built as written, and fails as it must."""
+    if "codecs" not in doc:
+        return [dict(_LITTLE_ENDIAN_BYTES)], ['no "codecs" read as [bytes (little-endian)]']
+    entries = require(doc, "codecs", list, path=path)
+    names = [e.get("name") if isinstance(e, dict) else e for e in entries]
+    kinds = [getattr(REGISTRY.get(n), "kind", None) if isinstance(n, str) else None for n in names]
+    if not entries:
+        return [dict(_LITTLE_ENDIAN_BYTES)], ['"codecs": [] read as [bytes (little-endian)]']
+    if not all(k in ("array_array", "bytes_bytes") for k in kinds):
+        return entries, []
+    at = kinds.count("array_array")
+    if kinds[:at] != ["array_array"] * at:  # out of order: built as written, refused there
+        return entries, []
+    completed = [*entries[:at], dict(_LITTLE_ENDIAN_BYTES), *entries[at:]]
+    shown = [*names[:at], "bytes (little-endian)", *names[at:]]
+    return completed, [f'"codecs" {names} without an array->bytes codec read as {shown}']
 
 
 def _decoded_chunk_shape(doc: dict, chunk_shape: tuple[int, ...]) -> tuple[int, ...]:

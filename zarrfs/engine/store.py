@@ -70,10 +70,13 @@ class Store:
     _down_reason: str = field(default="", repr=False)
 
     @classmethod
-    def from_url(cls, url: str, **storage_options) -> Store:
+    def from_url(cls, url: str, *, follow_symlinks: bool = False, **storage_options) -> Store:
+        """The store at ``url``; ``storage_options`` go to fsspec. ``follow_symlinks``: a local
+        store reads symlinks wherever they lead (:mod:`.confine`)."""
+        if not isinstance(follow_symlinks, bool):  # "false" would be true
+            raise ValueError(f"follow_symlinks must be true or false, got {follow_symlinks!r}")
         protocol = url_protocol(url)
         options = merged(default_options(protocol), storage_options)
-        follow_symlinks = confine.pop_follow_symlinks(options)
         try:
             fs, root = url_to_fs(url, **options)
             if protocol in ("s3", "s3a"):  # a class attribute of s3fs (5): once more is enough

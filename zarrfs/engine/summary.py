@@ -133,12 +133,13 @@ def summary(node, *, stored_size: bool = False, group=None) -> dict:
         cf = cf_summary(node, group)
         if cf is not None:
             out["cf"] = cf
-    elif node.kind == "broken":
+    elif node.kind == "broken":  # its attributes raise: the documents show what is stored
         out.update(node_type=node.node_type, documents=node.stored_metadata)
     else:
         out["implicit"] = node.implicit
         out.update(_group(node))
-    out["attributes"] = node.attrs
+    if node.kind != "broken":
+        out["attributes"] = node.attrs
     if node.error is not None:
         out["error"] = node.error.message
     return out
@@ -265,8 +266,9 @@ def format_summary(s: dict) -> str:
         members = [_member_text(m) for m in s["members"]]
         rows.append(("members", "\n".join(members) if members else "none"))
         rows += _ome_rows(s)
-    attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
-    rows.append(("attributes", attrs if s["attributes"] else "none"))
+    if "attributes" in s:  # a broken node's are in its documents
+        attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
+        rows.append(("attributes", attrs if s["attributes"] else "none"))
     if s.get("error"):
         rows.append(("error", " ".join(s["error"].split())))
     width = max(len(k) for k, _ in rows)

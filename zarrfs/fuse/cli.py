@@ -48,12 +48,18 @@ def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def run_mount(args: argparse.Namespace) -> int:
+    from zarrfs.process_title import hide_secrets
+
     from .daemon import mount
-    from .options import parse_mount_options
+    from .options import mount_storage_options, parse_mount_options
+
+    hide_secrets()  # before the fork: the daemon never shows -O secret=... to `ps`
 
     try:
-        options = parse_mount_options(args.mount_options)
-        storage = from_args(args)
+        # both ways storage options come (flags, -o), merged once, here
+        options, storage = mount_storage_options(
+            parse_mount_options(args.mount_options), from_args(args)
+        )
     except ValueError as error:  # a mount option or a storage option (StorageOptionError)
         print(f"zarrfs mount: {error}", file=sys.stderr)
         return 2

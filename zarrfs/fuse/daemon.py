@@ -24,7 +24,7 @@ from .allocator import keep_freed_memory, trim_when_idle
 from .control import RingLogHandler, control_entries
 from .files import MountStats
 from .kernel import mount_table, set_readahead
-from .options import MountOptions, fuse_mount_kwargs, mount_storage_options
+from .options import MountOptions, fuse_mount_kwargs
 from .pagecache import PagePusher
 from .signals import Shutdown
 from .tree import VirtualTree
@@ -87,7 +87,9 @@ def mount(
     foreground: bool = False,
     log_file: str | None = None,
 ) -> int:
-    """Mount and return an exit code; by default returns once the daemon's mount is live."""
+    """Mount and return an exit code; by default returns once the daemon's mount is live.
+    ``storage_options``: every storage option of the mount, merged from the command line's
+    flags and ``options``' own by ``options.mount_storage_options``."""
     try:
         mountpoint = check_mountpoint(mountpoint)
     except MountError as error:
@@ -308,15 +310,14 @@ def serve(
 
 
 def _root_opener(url: str, options: MountOptions, storage_options: dict):
-    """The root's opener, with the command line's storage options and, where those do not set
-    them, the ``-o`` ones (``options.mount_storage_options``), and ``follow_symlinks``."""
-    storage = mount_storage_options(options, storage_options)
-    if options.follow_symlinks:
-        storage.setdefault("follow_symlinks", True)
-    consolidated = options.consolidated
+    """The root's opener: ``storage_options`` as the command line merged them with the ``-o``
+    ones (``options.mount_storage_options``)."""
+    consolidated, follow_symlinks = options.consolidated, options.follow_symlinks
 
     def open_root():
-        return engine.open(url, consolidated=consolidated, **storage)
+        return engine.open(
+            url, consolidated=consolidated, follow_symlinks=follow_symlinks, **storage_options
+        )
 
     return open_root
 

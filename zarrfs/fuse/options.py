@@ -8,7 +8,7 @@ for an /etc/fstab line, so options that belong to mount(8) itself (``ro``, ``noa
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from zarrfs.engine import parse_size
 from zarrfs.storage_options import with_defaults
@@ -203,13 +203,27 @@ def parse_mount_options(option_strings: Iterable[str]) -> MountOptions:
     return MountOptions(**values)  # type: ignore[arg-type]
 
 
-def mount_storage_options(options: MountOptions, given: dict) -> dict:
-    """The storage options of a mount: the command line's (``given``) and, where those do not
-    set them, the ``-o`` ones (``anon``, ``endpoint_url``, ``so.KEY=VALUE``), by the rules of
-    ``zarrfs.storage_options``."""
-    return with_defaults(
+def mount_storage_options(options: MountOptions, given: dict) -> tuple[MountOptions, dict]:
+    """The two ways storage options reach a mount, merged once, where it starts: the command
+    line's (``given``: ``--anon``, ``--endpoint-url``, ``-O``) and, where those do not set
+    them, the ``-o`` ones (``anon``, ``endpoint_url``, ``so.KEY=VALUE``), by the rules of
+    ``zarrfs.storage_options``. Returns the options with ``follow_symlinks`` as either way
+    set it (it is the engine's argument, not fsspec's) and no storage options left in them,
+    and the storage options for fsspec."""
+    storage = with_defaults(
         given, options.storage, anon=options.anon, endpoint_url=options.endpoint_url
     )
+    follow = storage.pop("follow_symlinks", False)
+    if not isinstance(follow, bool):
+        raise ValueError(f"storage option follow_symlinks must be true or false, got {follow!r}")
+    merged = replace(
+        options,
+        follow_symlinks=options.follow_symlinks or follow,
+        anon=False,
+        endpoint_url=None,
+        storage=(),
+    )
+    return merged, storage
 
 
 def is_local_url(url: str) -> bool:

@@ -313,7 +313,7 @@ def _node_entries(context: NodeContext, node, levels: dict) -> dict:
 
 def _group_entries(context: NodeContext, group, inherited: dict) -> dict:
     """A group's children, each opened only when its own directory is first used: a child
-    whose metadata cannot be used holds only ``meta.json``, ``attrs.json`` and ``info.txt``;
+    whose metadata cannot be used holds only ``meta.json``, ``attrs.json`` (EIO) and ``info.txt``;
     an array whose codecs cannot be built has its files, whose reads fail with EIO and a log
     line naming it; a child that cannot be fetched fails alone, with EIO; its siblings and
     the group still list.
