@@ -58,8 +58,11 @@ class MainWindow(QMainWindow):
     store_opened = Signal(str)
     node_shown = Signal(str)
 
-    def __init__(self, settings_store=None):
+    def __init__(self, settings_store=None, *, cache_size: int | None = None):
+        """``cache_size``: the command line's ``--cache-size`` (bytes); it wins over the saved
+        View > Cache size for this run, and the saved value is kept for the next."""
         super().__init__()
+        self.cache_size_override = cache_size
         self.setWindowTitle("zarrfs viewer")
         self.setWindowIcon(icon("zarrfs"))
         self.settings = settings_store if settings_store is not None else settings()
@@ -181,7 +184,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.messages_dock.toggleViewAction())
         series_view.install(self, view_menu)  # self.series, self.series_dock
         view_menu.addAction("Cache size…", self.ask_cache_size)
-        self.apply_cache_setting()
+        if self.cache_size_override is None:
+            self.apply_cache_setting()
+        else:
+            engine.set_cache_size(self.cache_size_override)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
