@@ -68,6 +68,7 @@ class MainWindow(QMainWindow):
         self.settings = settings_store if settings_store is not None else settings()
         self.background = Background(parent=self)
         self.mounts = open_as_file.Mounts()  # zarrfs mounts made for "Open as a file"
+        self.unmounting = None  # the process unmounting them once the window closed
         self.root = None
         self.store_url = ""
         self.storage_options: dict = {}
@@ -601,7 +602,7 @@ class MainWindow(QMainWindow):
         self._stop_reads()
         self.status.timer.stop()
         self.background.close()
-        self.mounts.unmount_all()
+        self.unmounting = self.mounts.unmount_all()  # its own process: the window does not wait
         super().closeEvent(event)
 
 
