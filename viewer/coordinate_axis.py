@@ -109,6 +109,7 @@ class ImageAxes:
         self._layout, self._controls = layout, controls
         self.state = None
         self.coordinates: dict[int, AxisCoordinate] = {}
+        self.shown = None  # called once coordinates are shown (the orthogonal views follow)
 
     def load(self, background, node, state) -> None:
         """Title the axes with ``state``'s dimension names now (None: no array); read the
@@ -134,6 +135,8 @@ class ImageAxes:
         self.coordinates = found
         self._controls.set_coordinates(found)
         self.show(self.state)
+        if self.shown is not None:
+            self.shown()
 
     def show(self, state) -> None:
         """Title and tick the axes displayed in ``state`` (None: no axes)."""

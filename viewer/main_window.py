@@ -86,7 +86,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([280, 800, 340])
         self.splitter = splitter
         self.setCentralWidget(splitter)
-        self.status = StatusPanel(self.statusBar(), self.image.controller.loader.progress)
+        self.status = StatusPanel(self.statusBar(), self.image.progress)
         self._build_menus()
         self.setAcceptDrops(True)
         self.resize(1440, 860)
@@ -244,7 +244,7 @@ class MainWindow(QMainWindow):
 
     def export_full_png(self, path: str, on_done=None) -> None:
         """The plane on screen at full resolution, read and rendered in the background."""
-        request = export.full_plane(self.image)
+        request = export.full_plane(self.image.shown())
         if request is None:
             self.post(messages.describe(ValueError("no image to export")))
             return
@@ -265,10 +265,11 @@ class MainWindow(QMainWindow):
     def plane_as_file(self, mount: bool, on_done, on_error=None) -> None:
         """Find (``mount``: or make) the plane on screen's ``.tif`` under a zarrfs mount of the
         store, in the background; ``on_done(path)``."""
-        state, node_path = self.image.state, self.image.controller.node_path
-        if state is None:
+        shown = self.image.shown()
+        if shown is None:
             self.post(messages.describe(ValueError("no plane on screen")))
             return
+        state, node_path = shown.state, shown.node_path
         if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
             self.post(
                 messages.describe(
@@ -597,8 +598,7 @@ class MainWindow(QMainWindow):
             self.open_store(target, {})
 
     def closeEvent(self, event) -> None:
-        self.image.clear()
-        self.image.controller.loader.close()
+        self.image.close_reads()
         self._stop_reads()
         self.status.timer.stop()
         self.background.close()
