@@ -28,9 +28,12 @@ _PIXELS_PER_TICK = {"bottom": 110, "top": 110, "left": 45, "right": 45}
 class CoordinateAxis(pg.AxisItem):
     """An axis of element indices that labels its ticks with coordinate values."""
 
-    def __init__(self, orientation: str):
+    def __init__(self, orientation: str, shift: float = 0.0):
+        """``shift``: where element ``i``'s centre is drawn, less ``i + 0.5`` (an image draws
+        element ``i`` over ``[i, i + 1)``: 0; a line plot draws value ``i`` at ``x = i``: -0.5)."""
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
+        self.shift = shift
         self.coordinate: AxisCoordinate | None = None
         self._texts: dict[float, str] = {}
 
@@ -74,9 +77,12 @@ class CoordinateAxis(pg.AxisItem):
 
     def _ticks(self, low: float, high: float, size: float) -> list[tuple[float, str]]:
         count = max(2, int(size / _PIXELS_PER_TICK[self.orientation]))
+        shift = self.shift
         if self.coordinate is not None:
-            return coordinate_ticks.ticks(self.coordinate, low, high, count)
-        return self._index_ticks(low, high, count)
+            pairs = coordinate_ticks.ticks(self.coordinate, low - shift, high - shift, count)
+        else:
+            pairs = self._index_ticks(low - shift, high - shift, count)
+        return [(position + shift, text) for position, text in pairs]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802
         return [self._texts.get(value, "") for value in values]

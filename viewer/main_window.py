@@ -122,7 +122,7 @@ class MainWindow(QMainWindow):
         self.message_bar = MessageBar()
         self.image = ImageView()
         self.image.background = self.background
-        self.line = LineView()
+        self.line = LineView(self.background)
         self.scalar = ScalarView()
         self.table = TableView()
         self.placeholder = QLabel("Open a store (File ▸ Open) or drop a folder here.")
