@@ -645,5 +645,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        where = coordinates.readout(self.image_axes.coordinates, index)
+        where = coordinates.readout(self.image_axes.coordinates, index, self.image_axes.auxiliary)
         return f"[{coords}]  {where + '  ' if where else ''}{text}"
