@@ -53,10 +53,10 @@ def _job_finished(handle: int, method: str, future) -> None:
     post_to_handle(handle, method, future)
 
 
-def _blend_job(landing: Landing, channels: ChannelState, known: np.ndarray) -> None:
-    """Blend ``landing`` again if the composite's windows (automatic ones from the ``known``
-    pixels), colours or toggles changed since it was."""
-    windows = channels.windows(landing.raw, known)
+def _blend_job(landing: Landing, channels: ChannelState, loaded: np.ndarray) -> None:
+    """Blend ``landing`` again if the composite's windows (automatic ones from the pixels
+    ``loaded`` or previewed), colours or toggles changed since it was."""
+    windows = channels.windows(landing.raw, loaded | landing.approx)
     if channels.key(windows) != landing.key:
         landing.blend(windows)
 
@@ -345,9 +345,8 @@ class PlaneController(QObject):
             self._blend_again = True
             return
         self._blending, self._blend_again = True, False
-        known = self.loaded | self.approx
         self._run_job(
-            functools.partial(_blend_job, self.landing, self.channels, known), "_blend_done"
+            functools.partial(_blend_job, self.landing, self.channels, self.loaded), "_blend_done"
         )
 
     def _blend_done(self, future) -> None:
