@@ -116,15 +116,18 @@ class Landing:
         and draw its values (``"failed"``: blank its pixels, there are no values)."""
         try:
             rows, cols, channel, block = self._region(tile, out, selection)
+            plain = self.channels is None
+            # decoded outside the lock: the workers decode side by side, and only copy in turn
+            shown = self.to_display(block) if plain and status != "failed" else None
             with self.lock:
                 if self.closed:
                     return
-                if self.channels is None:
+                if plain:
                     if status == "failed":
                         self.display[rows, cols] = 0
                         return
                     self.raw[rows, cols] = block
-                    self.display[rows, cols] = self.to_display(block)
+                    self.display[rows, cols] = shown
                 else:
                     if status != "failed":
                         self.raw[channel, rows, cols] = block
