@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Set up (packaging/setup.sh), then show zarrfs on the bundled demo store: the hierarchy, an
 # array's summary, a selection saved as TIFF, the store mounted as a folder of decoded files,
-# and a screenshot of the viewer rendered offscreen. Output files go to ./zarrfs-demo/.
+# a screenshot of the viewer rendered offscreen, and the README's pictures
+# (packaging/readme_images.py: an OME-Zarr composite with labels, a CF map, a mounted folder).
+# Output files go to ./zarrfs-demo/ (git-ignored).
+#   --readme-images   only render the README's pictures, into docs/images/ (to commit them)
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [ "${1:-}" = "--readme-images" ]; then
+    bash "$repo/packaging/setup.sh"
+    "${ZARRFS_VENV:-$repo/.venv}/bin/python" "$repo/packaging/readme_images.py" "$repo/docs/images"
+    exit 0
+fi
 bash "$repo/packaging/setup.sh"
 venv="${ZARRFS_VENV:-$repo/.venv}"
 zarrfs="$venv/bin/zarrfs"
@@ -42,5 +50,7 @@ fi
 
 step zarrfs view resources/demo.zarr --node images/cells --screenshot zarrfs-demo/viewer.png
 QT_QPA_PLATFORM=offscreen QT_LOGGING_RULES="qt.qpa.*=false" "$zarrfs" view "$demo" --node images/cells --screenshot "$out/viewer.png"
+step python packaging/readme_images.py zarrfs-demo
+"$venv/bin/python" "$repo/packaging/readme_images.py" "$out"
 echo
-echo "Wrote $out/plane32.tif and $out/viewer.png. Next: zarrfs view resources/demo.zarr"
+echo "Wrote $out/plane32.tif, $out/viewer.png and the README's pictures. Next: zarrfs view resources/demo.zarr"

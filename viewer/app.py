@@ -126,12 +126,10 @@ def run(
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     import zarrfs.engine as engine
 
-    if cache_size is not None:
-        engine.set_cache_size(cache_size)
     app = make_app()
     from .main_window import MainWindow
 
-    window = MainWindow()
+    window = MainWindow(cache_size=cache_size)  # the command line wins over the saved setting
     gc.freeze()  # what the imports and the window made lives as long as the process: never scanned
     try:
         return _run_window(

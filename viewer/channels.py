@@ -76,17 +76,22 @@ class ChannelState:
         return (tuple(windows), tuple((c.visible, c.color) for c in self.channels))
 
     def render(
-        self, raw: np.ndarray, windows: list[tuple[float, float]], out: np.ndarray | None = None
+        self,
+        raw: np.ndarray,
+        windows: list[tuple[float, float]],
+        out: np.ndarray | None = None,
+        blender: engine.Blender | None = None,
     ) -> np.ndarray:
         """The composite (rows, cols, 3) ``uint8`` of the visible channels of ``raw``
-        (channels, rows, cols), with ``windows`` (from :meth:`windows`); into ``out``."""
+        (channels, rows, cols), with ``windows`` (from :meth:`windows`); into ``out``.
+        ``blender``: the calling thread's (a Blender is not thread-safe), else this state's."""
         shown = [k for k, c in enumerate(self.channels) if c.visible]
         if out is None:
             out = np.empty(raw.shape[1:] + (3,), np.uint8)
         if not shown:
             out[...] = 0
             return out
-        return self.blender(
+        return (blender or self.blender)(
             [raw[k] for k in shown],
             [self.channels[k].color for k in shown],
             [windows[k] for k in shown],

@@ -10,6 +10,7 @@ nothing here: pyqtgraph draws an inverted view's axis inverted.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 
@@ -28,9 +29,12 @@ _PIXELS_PER_TICK = {"bottom": 110, "top": 110, "left": 45, "right": 45}
 class CoordinateAxis(pg.AxisItem):
     """An axis of element indices that labels its ticks with coordinate values."""
 
-    def __init__(self, orientation: str):
+    def __init__(self, orientation: str, shift: float = 0.0):
+        """``shift``: where element ``i``'s centre is drawn, less ``i + 0.5`` (an image draws
+        element ``i`` over ``[i, i + 1)``: 0; a line plot draws value ``i`` at ``x = i``: -0.5)."""
         super().__init__(orientation)
         self.enableAutoSIPrefix(False)
+        self.shift = shift
         self.coordinate: AxisCoordinate | None = None
         self._texts: dict[float, str] = {}
 
@@ -74,9 +78,12 @@ class CoordinateAxis(pg.AxisItem):
 
     def _ticks(self, low: float, high: float, size: float) -> list[tuple[float, str]]:
         count = max(2, int(size / _PIXELS_PER_TICK[self.orientation]))
+        shift = self.shift
         if self.coordinate is not None:
-            return coordinate_ticks.ticks(self.coordinate, low, high, count)
-        return self._index_ticks(low, high, count)
+            pairs = coordinate_ticks.ticks(self.coordinate, low - shift, high - shift, count)
+        else:
+            pairs = self._index_ticks(low - shift, high - shift, count)
+        return [(position + shift, text) for position, text in pairs]
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802
         return [self._texts.get(value, "") for value in values]
@@ -109,6 +116,8 @@ class ImageAxes:
         self._layout, self._controls = layout, controls
         self.state = None
         self.coordinates: dict[int, AxisCoordinate] = {}
+        self.auxiliary: list[coordinates.Auxiliary] = []  # 2-D latitudes and longitudes
+        self.shown = None  # called once coordinates are shown (the orthogonal views follow)
 
     def load(self, background, node, state) -> None:
         """Title the axes with ``state``'s dimension names now (None: no array); read the
@@ -122,18 +131,20 @@ class ImageAxes:
 
         def loaded(found) -> None:
             if self.state is state:
-                self._show(found)
+                self._show(*found)
 
         background.run(
-            lambda: coordinates.load(node, names),
+            lambda: (coordinates.load(node, names), coordinates.load_auxiliary(node, names)),
             loaded,
             lambda exc: logger.warning("coordinates of %s: %s", node.path, exc),
         )
 
-    def _show(self, found: dict[int, AxisCoordinate]) -> None:
-        self.coordinates = found
+    def _show(self, found: dict[int, AxisCoordinate], auxiliary=()) -> None:
+        self.coordinates, self.auxiliary = found, list(auxiliary)
         self._controls.set_coordinates(found)
         self.show(self.state)
+        if self.shown is not None:
+            self.shown()
 
     def show(self, state) -> None:
         """Title and tick the axes displayed in ``state`` (None: no axes)."""
@@ -142,7 +153,23 @@ class ImageAxes:
             if state is None:
                 continue
             index = getattr(state, axis)
-            coordinate = self.coordinates.get(index)
+            coordinate = self.coordinates.get(index) or self._auxiliary_line(state, index)
             title = coordinate.title() if coordinate is not None else state.axis_label(index)
             item.set_coordinate(coordinate, title, state.shape[index])
         self._layout.layout.activate()  # the view's new size now, before a plane is requested
+
+    def _auxiliary_line(self, state, axis: int) -> AxisCoordinate | None:
+        """For an axis without a coordinate variable, an auxiliary latitude or longitude over
+        both axes on screen, along the middle line of the array: a longitude for the columns,
+        a latitude for the rows (else either), titled with where it is read ("lon at y 32")."""
+        other = state.y_axis if axis == state.x_axis else state.x_axis
+        wanted = "longitude" if axis == state.x_axis else "latitude"
+        both = [a for a in self.auxiliary if axis in a.axes and other in a.axes]
+        both.sort(key=lambda a: a.kind != wanted)
+        if not both:
+            return None
+        index = list(state.indices)
+        index[other] = state.shape[other] // 2
+        line = both[0].along(axis, index)
+        where = f"{state.axis_label(other)} {index[other]}"
+        return dataclasses.replace(line, name=f"{line.name} at {where}")

@@ -25,6 +25,8 @@ _FIXED = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 
 _FIXED += (86_400, 2 * 86_400, 5 * 86_400, 10 * 86_400)
 _MONTHS = (1, 2, 3, 6)
 _DEGREE_STEPS = (1, 2, 5, 10, 15, 30, 45, 90)
+#: the fewest ticks a degree axis asks for across its span
+MIN_DEGREE_TICKS = 4
 _TIME_OF_DAY = re.compile(r"T(\d+):(\d+):(\d+(?:\.\d*)?)")
 
 
@@ -54,10 +56,15 @@ def _nice(raw: float, multiples=(1, 2, 5, 10)) -> float:
 
 
 def number_ticks(kind: str, a: float, b: float, count: int) -> list[tuple[float, str]]:
-    """Round values in ``a..b``: "30°N" for latitudes and longitudes, "850" else."""
-    raw = (b - a) / max(count, 1)
-    if kind in ("latitude", "longitude") and 1 <= raw <= 90:
-        step = float(next(s for s in _DEGREE_STEPS if s >= raw))
+    """Round values in ``a..b``: "30°N" for latitudes and longitudes, "850" else.
+
+    Degrees step by 1, 2, 5, 10, 15, 30, 45 or 90 (a decimal step below a degree) and come at
+    least ``MIN_DEGREE_TICKS`` to the span, so a whole map of 0..360 reads 0°, 90°E, 180°, 90°W
+    even on a narrow axis, never 0° and 160°W."""
+    degrees = kind in ("latitude", "longitude")
+    raw = (b - a) / max(count, MIN_DEGREE_TICKS if degrees else 1)
+    if degrees and raw >= 1:
+        step = float(next((s for s in _DEGREE_STEPS if s >= raw), 0) or _nice(raw))
     else:
         step = _nice(raw)
     decimals = max(0, -math.floor(math.log10(step) + 1e-9))

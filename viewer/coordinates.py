@@ -45,6 +45,7 @@ class AxisCoordinate:
     numbers: np.ndarray  # float64
     values: np.ndarray  # decoded: float, datetime64 or cftime objects
     time: engine.TimeUnits | None = None
+    auxiliary: bool = False  # an auxiliary coordinate's values along one line (ticks only)
 
     @property
     def size(self) -> int:
@@ -230,10 +231,68 @@ def load(node, dimension_names) -> dict[int, AxisCoordinate]:
     return found
 
 
-def readout(coordinates: dict[int, AxisCoordinate], index) -> str:
-    """The coordinates of element ``index``: "time 2000-01-05, lat 45.5°N, lon 10.25°E"."""
-    return ", ".join(
+@dataclass(frozen=True, eq=False)
+class Auxiliary:
+    """An auxiliary latitude or longitude (CF 5, the ``coordinates`` attribute: a curvilinear
+    grid's 2-D ``lat(y, x)``): its decoded ``values`` over ``axes`` of the array."""
+
+    name: str
+    kind: str  # "latitude" | "longitude"
+    units: str | None
+    axes: tuple[int, ...]
+    values: np.ndarray  # float64, one axis per entry of ``axes``
+
+    def label_at(self, index) -> str | None:
+        """ "lat 45.5°N" at element ``index`` of the array (None: outside)."""
+        at = tuple(int(index[a]) for a in self.axes)
+        if not all(0 <= i < n for i, n in zip(at, self.values.shape, strict=True)):
+            return None
+        return f"{self.name} {value_text(self.kind, self.values[at], self.units)}"
+
+    def along(self, axis: int, index) -> AxisCoordinate:
+        """Its values along ``axis`` through element ``index`` (the other axes held there),
+        as a coordinate to tick that axis with."""
+        line = tuple(
+            slice(None) if a == axis else min(int(index[a]), n - 1)
+            for a, n in zip(self.axes, self.values.shape, strict=True)
+        )
+        numbers = np.asarray(self.values[line], dtype=np.float64)
+        return AxisCoordinate(self.name, self.kind, self.units, numbers, numbers, auxiliary=True)
+
+
+#: the largest auxiliary coordinate read (elements: 32 MiB of float64)
+MAX_AUXILIARY = 1 << 22
+
+
+def load_auxiliary(node, dimension_names) -> list[Auxiliary]:
+    """The auxiliary latitudes and longitudes ``node``'s ``coordinates`` attribute names, read
+    whole (blocking: call it off the GUI thread); one that cannot be read is left out."""
+    found = []
+    names = tuple(dimension_names)
+    for array in engine.cf.auxiliary_arrays(node.parent, node).values():
+        try:
+            var = engine.cf.variable(array)
+            kind = kind_of(var)
+            if kind not in ("latitude", "longitude") or array.size > MAX_AUXILIARY:
+                continue
+            values = engine.cf.decode(var, array.read())
+        except engine.ZarrfsError:
+            logger.warning("cannot read the coordinate %s", array.path, exc_info=True)
+            continue
+        axes = tuple(names.index(d) for d in array.dimension_names)
+        found.append(
+            Auxiliary(array.name, kind, var.units, axes, np.asarray(values, dtype=np.float64))
+        )
+    return found
+
+
+def readout(coordinates: dict[int, AxisCoordinate], index, auxiliary=()) -> str:
+    """The coordinates of element ``index``: "time 2000-01-05, lat 45.5°N, lon 10.25°E";
+    ``auxiliary``: ``Auxiliary`` latitudes and longitudes, read at the element too."""
+    texts = [
         f"{coordinates[a].name} {coordinates[a].label(i)}"
         for a, i in enumerate(index)
-        if a in coordinates and 0 <= i < coordinates[a].size
-    )
+        if a in coordinates and not coordinates[a].auxiliary and 0 <= i < coordinates[a].size
+    ]
+    texts += [text for aux in auxiliary if (text := aux.label_at(index)) is not None]
+    return ", ".join(texts)

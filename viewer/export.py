@@ -38,45 +38,39 @@ class FullPlane:
     north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
 
 
-def full_plane(view) -> FullPlane | None:
-    """The request for the plane ``view`` shows, or None when it shows nothing."""
-    controller, state = view.controller, view.state
-    if state is None or not controller.arrays:
+def full_plane(shown) -> FullPlane | None:
+    """The request for the plane an image view shows (its ``shown()``, None: nothing)."""
+    if shown is None:
         return None
-    composite = controller.composite
+    state, channels = shown.state, shown.channels
     selection = tuple(
         slice(None)
-        if a in (state.y_axis, state.x_axis) or (composite and a == controller.channels.axis)
+        if a in (state.y_axis, state.x_axis) or (channels is not None and a == channels.axis)
         else state.indices[a]
         for a in range(state.ndim)
     )
     common = dict(
-        array=controller.arrays[0],
+        array=shown.array,
         selection=selection,
         transpose=state.y_axis > state.x_axis,
-        north_up=not view.view_box.yInverted(),
+        north_up=shown.north_up,
     )
-    if composite:
-        channels = controller.channels.channels
-        shown = tuple(k for k, c in enumerate(channels) if c.visible)
+    if channels is not None:
+        views = channels.channels
+        visible = tuple(k for k, c in enumerate(views) if c.visible)
         return FullPlane(
             **common,
-            channels=shown,
-            colors=tuple(channels[k].color for k in shown),
-            windows=tuple(channels[k].window or channels[k].auto_window or (0, 1) for k in shown),
+            channels=visible,
+            colors=tuple(views[k].color for k in visible),
+            windows=tuple(views[k].window or views[k].auto_window or (0, 1) for k in visible),
         )
-    lut = view.histogram.item.gradient.colorMap().getLookupTable(nPts=256, alpha=False)
     return FullPlane(
         **common,
-        levels=tuple(
-            controller.current_levels
-            if state.auto_levels
-            else transforms.centred(state.levels, state.centre)
-        ),
-        lut=np.asarray(lut, dtype=np.uint8)[:, :3],
+        levels=shown.levels,
+        lut=shown.lut,
         field_name=state.field_name,
         complex_mode=state.complex_mode,
-        cf=controller.cf,
+        cf=shown.cf,
     )
 
 
@@ -115,5 +109,5 @@ def write_png(rgb: np.ndarray, path: str | Path) -> None:
 
 def screen_png(view, path: str | Path) -> None:
     """The image area as it is on screen (composite, overlay, scale bar)."""
-    if not view.graphics.grab().save(str(path), "PNG"):
+    if not view.picture().save(str(path), "PNG"):
         raise OSError(f"cannot write {path}")

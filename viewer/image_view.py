@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -55,8 +56,30 @@ KEY_STEPS = {
 }
 
 
+@dataclass(frozen=True)
+class ShownPlane:
+    """What the image view shows, for the docks and exports around it (they read this, not
+    the view's controller or ViewBox): the array (level 0) and node, the view state (axes,
+    indices), and how the plane is drawn."""
+
+    node_path: str
+    array: object  # the engine array of level 0
+    state: ViewState
+    channels: ChannelState | None  # a composite's channels (None: one plane)
+    cf: object | None  # cf_display.CFValues of a CF variable, else None
+    raw: bool  # a CF variable drawn as its stored numbers
+    levels: tuple[float, float] | None  # one plane's contrast (None: not drawn yet)
+    lut: np.ndarray  # one plane's colormap, 256 x 3 uint8
+    north_up: bool  # row 0 drawn at the bottom (a map read north up)
+
+
 class ImageView(QWidget):
-    """Shows one plane of an N-d numeric array (N >= 2), optionally from a multiscale pyramid."""
+    """Shows one plane of an N-d numeric array (N >= 2), optionally from a multiscale pyramid.
+
+    The docks and exports around it use only: ``shown()``, ``add_marker(item)``,
+    ``picture()``, ``progress()``, ``close_reads()``, ``state``, ``cf_tools.raw`` and the
+    signals ``painted``, ``finished``, ``message``, ``point_clicked``.
+    """
 
     painted = Signal(int)
     finished = Signal(int)
@@ -109,6 +132,7 @@ class ImageView(QWidget):
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
         self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
+        self.image_axes.shown = self._follow_ortho  # the coordinates were read: tick the panes
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.channel_panel.composite_changed.connect(self._composite_changed)
@@ -293,6 +317,48 @@ class ImageView(QWidget):
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
         self._follow_ortho()
 
+    # -- what the docks and exports use ------------------------------------------------------
+
+    def shown(self) -> ShownPlane | None:
+        """The plane on screen and how it is drawn (None: nothing is shown)."""
+        controller, state = self.controller, self.state
+        if state is None or not controller.arrays:
+            return None
+        lut = self.histogram.item.gradient.colorMap().getLookupTable(nPts=256, alpha=False)
+        levels = (
+            controller.current_levels
+            if state.auto_levels or state.levels is None
+            else transforms.centred(state.levels, state.centre)
+        )
+        return ShownPlane(
+            node_path=controller.node_path,
+            array=controller.arrays[0],
+            state=state,
+            channels=controller.channels if controller.composite else None,
+            cf=controller.cf,
+            raw=self.cf_tools.raw,
+            levels=None if levels is None else tuple(levels),
+            lut=np.asarray(lut, dtype=np.uint8)[:, :3],
+            north_up=not self.view_box.yInverted(),
+        )
+
+    def add_marker(self, item) -> None:
+        """Draw ``item`` (a pyqtgraph item in element coordinates) over the image."""
+        self.view_box.addItem(item, ignoreBounds=True)
+
+    def picture(self):
+        """The image area as it is on screen (a QPixmap: composite, overlays, scale bar)."""
+        return self.graphics.grab()
+
+    def progress(self) -> tuple[int, int]:
+        """Tiles of the plane on screen that have landed, of how many."""
+        return self.controller.loader.progress()
+
+    def close_reads(self) -> None:
+        """The view is going away: no more reads, no more events."""
+        self.clear()
+        self.controller.loader.close()
+
     @property
     def busy(self) -> bool:
         return (
@@ -422,7 +488,16 @@ class ImageView(QWidget):
         if state is None or not self.ortho.isVisible():
             return
         c = self.controller
-        self.ortho.follow(state, c.levels, c.arrays, c.channels, c.node_path, self.physical)
+        self.ortho.follow(
+            state,
+            c.levels,
+            c.arrays,
+            c.channels,
+            c.node_path,
+            self.physical,
+            cf=self.cf_tools.cf,
+            coordinates=self.image_axes.coordinates,
+        )
         self.crosshair[0].setValue(state.indices[state.y_axis] + 0.5)
         self.crosshair[1].setValue(state.indices[state.x_axis] + 0.5)
 
@@ -570,5 +645,5 @@ class ImageView(QWidget):
         request = self.controller.request
         if request is not None and request.level > 0:
             text += f"  (level {request.level})"
-        where = coordinates.readout(self.image_axes.coordinates, index)
+        where = coordinates.readout(self.image_axes.coordinates, index, self.image_axes.auxiliary)
         return f"[{coords}]  {where + '  ' if where else ''}{text}"

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 
 import zarrfs.engine as engine
 
-from . import messages, transforms
+from . import coordinates, messages, transforms
+from .coordinate_axis import CoordinateAxis
 from .decimate import (
     BUCKETS,
     LinePlan,
@@ -50,7 +51,9 @@ class LineView(QWidget):
         self.futures: list = []
         self._queue: list[tuple[int, int]] = []
         self._open = 0
-        self.plot = pg.PlotWidget()
+        self.background = background  # a tasks.Background: reads the coordinate variable
+        self.axis = CoordinateAxis("bottom", shift=-0.5)  # value i is drawn at x = i
+        self.plot = pg.PlotWidget(axisItems={"bottom": self.axis})
         self.curve = self.plot.plot([], [], connect="finite")
         self.mode, self.field, self.note = QComboBox(), QComboBox(), QLabel("")
         self.mode.addItems(COMPLEX_MODES)
@@ -85,7 +88,26 @@ class LineView(QWidget):
             self.field.setCurrentText(field_name)
         self.field.blockSignals(False)
         self.field.setVisible(bool(fields))
+        self._label_axis(node)
         self._reshow()
+
+    def _label_axis(self, node) -> None:
+        """Tick the x axis in the indices now, in the coordinate variable of the node's
+        dimension (read in the background) once it is read: dates, degrees, levels."""
+        names = tuple(node.dimension_names or ()) or ("index",)
+        self.axis.set_coordinate(None, names[0], node.shape[0])
+        if self.background is None or not node.dimension_names:
+            return
+
+        def loaded(found) -> None:
+            if self._node is node and found.get(0) is not None:
+                self.axis.set_coordinate(found[0], found[0].title(), node.shape[0])
+
+        self.background.run(
+            lambda: coordinates.load(node, names),
+            loaded,
+            lambda exc: logger.warning("coordinates of %s: %s", node.path, exc),
+        )
 
     def stop(self) -> None:
         """Cancel every read in flight (another node is shown, or the window closes)."""

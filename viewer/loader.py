@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 
+import numpy as np
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from . import messages
@@ -44,6 +45,7 @@ class PlaneLoader(QObject):
         self.failed_regions: dict[int, list] = {}
         self._closed = False
         self._array = None
+        self._land = None
         self._fine_started = True
         self._preview_drawable = False
         init_relay()
@@ -69,14 +71,23 @@ class PlaneLoader(QObject):
         fine = self.request.tiles
         return fine[index] if index < len(fine) else self.request.coarse_tiles[index - len(fine)]
 
+    def tile_open(self, index: int) -> bool:
+        """Whether tile ``index`` of the current request still waits for chunks."""
+        return index in self._open_tiles
+
     def progress(self) -> tuple[int, int]:
         total = len(self.futures)
         return total - len(self._open_tiles), total
 
     # -- submitting ------------------------------------------------------------------------------
 
-    def submit(self, request: PlaneRequest, array) -> None:
+    def submit(self, request: PlaneRequest, array, land=None) -> None:
         """Start ``request`` on ``array`` (the level's engine array); cancels the previous one.
+
+        ``land(index, tile, out, out_selection, status)``: called on the engine's worker thread
+        for each chunk of tile ``index`` as it is decoded into ``out`` (the tile's read
+        buffer), before the GUI thread hears of it (``landing.Landing``). It must hold no Qt
+        object.
 
         With a preview (``request.coarse_tiles``) it is read first, alone; the fine tiles are
         submitted (``start_fine``) once the first preview pixels are drawn, or when every preview
@@ -87,6 +98,7 @@ class PlaneLoader(QObject):
         """
         self.cancel()
         self.generation, self.request, self._array = request.generation, request, array
+        self._land = land
         total, fine = len(request.tiles) + len(request.coarse_tiles), len(request.tiles)
         self.futures, self._expected, self._seen = [None] * total, [0] * total, [0] * total
         self.failed_regions: dict[int, list] = {}  # tile index -> out selections of failed chunks
@@ -104,13 +116,16 @@ class PlaneLoader(QObject):
         loading = []
         for index in indices:
             tile = self.tile(index)
-            callback = functools.partial(_chunk_event, self._handle, request.generation, index)
             priority = tile.priority
             if index >= len(request.tiles):  # the preview goes before every fine tile
                 priority -= len(request.coarse_tiles)
             try:
                 self._expected[index] = self._count_chunks(array, tile)
-                future = array.submit(tile.selection, priority=priority, on_chunk=callback)
+                out = None if self._land is None else _read_buffer(array, tile.selection)
+                callback = functools.partial(
+                    _chunk_event, self._handle, request.generation, index, self._land, tile, out
+                )
+                future = array.submit(tile.selection, priority=priority, on_chunk=callback, out=out)
             except Exception as exc:  # a bad selection or a closed store: report, keep going
                 self._open_tiles.discard(index)
                 self.failed.emit(
@@ -282,6 +297,24 @@ class PlaneLoader(QObject):
             self._close_tile(index)
 
 
-def _chunk_event(handle: int, generation: int, index: int, event) -> None:
-    """``on_chunk`` for the engine's worker threads: holds no Qt object, only a handle."""
+def _read_buffer(array, selection) -> np.ndarray:
+    """The buffer a tile is read into: its shape is the selection's slices' lengths."""
+    shape = tuple(
+        len(range(*part.indices(size)))
+        for part, size in zip(selection, array.shape, strict=True)
+        if isinstance(part, slice)
+    )
+    return np.empty(shape, np.dtype(array.dtype))
+
+
+def _chunk_event(handle: int, generation: int, index: int, land, tile, out, event) -> None:
+    """``on_chunk`` for the engine's worker threads: holds no Qt object, only a handle.
+    ``land`` (see ``PlaneLoader.submit``) draws the chunk here, on the worker."""
+    if land is not None:
+        selection = getattr(event, "out_selection", None)
+        if selection is not None:
+            try:
+                land(index, tile, out, selection, getattr(event, "status", "loaded"))
+            except Exception:  # never into the engine's read: the chunk is reported anyway
+                logger.exception("drawing chunk %s failed", getattr(event, "chunk_coords", "?"))
     post_to_handle(handle, "_on_event", generation, index, event)

@@ -58,13 +58,17 @@ class MainWindow(QMainWindow):
     store_opened = Signal(str)
     node_shown = Signal(str)
 
-    def __init__(self, settings_store=None):
+    def __init__(self, settings_store=None, *, cache_size: int | None = None):
+        """``cache_size``: the command line's ``--cache-size`` (bytes); it wins over the saved
+        View > Cache size for this run, and the saved value is kept for the next."""
         super().__init__()
+        self.cache_size_override = cache_size
         self.setWindowTitle("zarrfs viewer")
         self.setWindowIcon(icon("zarrfs"))
         self.settings = settings_store if settings_store is not None else settings()
         self.background = Background(parent=self)
         self.mounts = open_as_file.Mounts()  # zarrfs mounts made for "Open as a file"
+        self.unmounting = None  # the process unmounting them once the window closed
         self.root = None
         self.store_url = ""
         self.storage_options: dict = {}
@@ -82,7 +86,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([280, 800, 340])
         self.splitter = splitter
         self.setCentralWidget(splitter)
-        self.status = StatusPanel(self.statusBar(), self.image.controller.loader.progress)
+        self.status = StatusPanel(self.statusBar(), self.image.progress)
         self._build_menus()
         self.setAcceptDrops(True)
         self.resize(1440, 860)
@@ -118,7 +122,7 @@ class MainWindow(QMainWindow):
         self.message_bar = MessageBar()
         self.image = ImageView()
         self.image.background = self.background
-        self.line = LineView()
+        self.line = LineView(self.background)
         self.scalar = ScalarView()
         self.table = TableView()
         self.placeholder = QLabel("Open a store (File ▸ Open) or drop a folder here.")
@@ -181,7 +185,10 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.messages_dock.toggleViewAction())
         series_view.install(self, view_menu)  # self.series, self.series_dock
         view_menu.addAction("Cache size…", self.ask_cache_size)
-        self.apply_cache_setting()
+        if self.cache_size_override is None:
+            self.apply_cache_setting()
+        else:
+            engine.set_cache_size(self.cache_size_override)
 
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
@@ -237,7 +244,7 @@ class MainWindow(QMainWindow):
 
     def export_full_png(self, path: str, on_done=None) -> None:
         """The plane on screen at full resolution, read and rendered in the background."""
-        request = export.full_plane(self.image)
+        request = export.full_plane(self.image.shown())
         if request is None:
             self.post(messages.describe(ValueError("no image to export")))
             return
@@ -258,10 +265,11 @@ class MainWindow(QMainWindow):
     def plane_as_file(self, mount: bool, on_done, on_error=None) -> None:
         """Find (``mount``: or make) the plane on screen's ``.tif`` under a zarrfs mount of the
         store, in the background; ``on_done(path)``."""
-        state, node_path = self.image.state, self.image.controller.node_path
-        if state is None:
+        shown = self.image.shown()
+        if shown is None:
             self.post(messages.describe(ValueError("no plane on screen")))
             return
+        state, node_path = shown.state, shown.node_path
         if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
             self.post(
                 messages.describe(
@@ -590,12 +598,11 @@ class MainWindow(QMainWindow):
             self.open_store(target, {})
 
     def closeEvent(self, event) -> None:
-        self.image.clear()
-        self.image.controller.loader.close()
+        self.image.close_reads()
         self._stop_reads()
         self.status.timer.stop()
         self.background.close()
-        self.mounts.unmount_all()
+        self.unmounting = self.mounts.unmount_all()  # its own process: the window does not wait
         super().closeEvent(event)
 
 

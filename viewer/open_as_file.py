@@ -88,19 +88,35 @@ class Mounts:
         self.made.append(point)
         return point
 
-    def unmount_all(self) -> None:
+    def unmount_all(self) -> subprocess.Popen | None:
+        """Unmount every mount made, in a process of its own that outlives the viewer: each
+        ``zarrfs unmount`` may take up to ``MOUNT_TIMEOUT`` seconds, which the closing window
+        (the GUI thread) never waits for. Returns that process (None: nothing to unmount)."""
         made, self.made = self.made, []
-        for point in made:
-            subprocess.run(
-                [sys.executable, "-m", "zarrfs.cli", "unmount", str(point)],
-                capture_output=True,
-                timeout=MOUNT_TIMEOUT,
-                check=False,
-            )
-            try:
-                point.rmdir()
-            except OSError:
-                pass
+        if not made:
+            return None
+        return subprocess.Popen(
+            [sys.executable, "-m", "zarrfs.viewer.open_as_file", *map(str, made)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # not ended with the viewer's terminal or process group
+        )
+
+
+def unmount(points) -> None:
+    """Unmount and remove each of the temporary mount folders ``points`` (blocking)."""
+    for point in points:
+        subprocess.run(
+            [sys.executable, "-m", "zarrfs.cli", "unmount", str(point)],
+            capture_output=True,
+            timeout=MOUNT_TIMEOUT,
+            check=False,
+        )
+        try:
+            Path(point).rmdir()
+        except OSError:
+            pass
 
 
 def locate(url: str, storage_options: dict, node_path: str, indices, mounts: Mounts | None):
@@ -112,3 +128,7 @@ def locate(url: str, storage_options: dict, node_path: str, indices, mounts: Mou
             raise FileNotFoundError(f"no zarrfs mount of {url}")
         root = mounts.mount(url, storage_options)
     return plane_file(root, node_path, tuple(indices))
+
+
+if __name__ == "__main__":  # Mounts.unmount_all's own process
+    unmount(sys.argv[1:])

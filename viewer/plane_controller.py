@@ -1,18 +1,20 @@
 """Turn the view state and viewport into plane requests, and landed tiles into pixels.
 
-The controller keeps two screen-sized buffers for the plane on screen: the stored values (for the
-cursor readout) and the values drawn (after complex/bool/datetime mapping). For an OME-Zarr
-image shown as a composite (``channels.ChannelState``), each tile reads every channel at once,
-the stored buffer holds them all (channels, rows, cols) and the drawn one is their RGB blend. When the view moves,
-the old buffer is resampled into the new geometry as a placeholder, so the picture never blanks;
-tiles overwrite it as they land, and redraws are coalesced to one per event-loop pass.
+The buffers of the plane on screen are a ``landing.Landing``: the stored values (for the
+cursor readout) and the values drawn (after CF decoding, complex/bool/datetime mapping; for an
+OME-Zarr image shown as a composite, ``channels.ChannelState``, every channel's stored values
+and their RGB blend). The engine's workers fill them as chunks land; when the view moves, a
+worker resamples the old picture into the new geometry as a placeholder, so the picture never
+blanks; a composite's whole blend, when its windows change, is a worker's too. The GUI thread
+plans requests, keeps which pixels are loaded, and hands the buffers to the image item, one
+redraw per event-loop pass: no work over a whole buffer.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
-import time
 
 import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
@@ -20,7 +22,9 @@ from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 from . import messages, transforms
 from .cf_display import CFValues
 from .channels import ChannelState
+from .landing import Landing
 from .loader import PlaneLoader
+from .tasks import DaemonPool, gui_handle, post_to_handle
 from .tiles import (
     Level,
     PlaneRequest,
@@ -28,16 +32,33 @@ from .tiles import (
     coarse_index,
     coarse_stride,
     plan_plane,
-    resample,
     scale_geometry,
 )
 from .view_state import ViewState
 
 logger = logging.getLogger(__name__)
 
-#: seconds a redraw spends copying landed tiles before it draws and leaves the rest for the
-#: next pass (hundreds of tiles landing at once held the window for 170 ms)
-_COPY_SLICE = 0.03
+_jobs_pool: DaemonPool | None = None
+
+
+def _buffer_jobs() -> DaemonPool:
+    """The worker of the buffers' whole-buffer jobs (placeholders, blends), in order."""
+    global _jobs_pool
+    if _jobs_pool is None:
+        _jobs_pool = DaemonPool(1, name="viewer-buffers")
+    return _jobs_pool
+
+
+def _job_finished(handle: int, method: str, future) -> None:
+    post_to_handle(handle, method, future)
+
+
+def _blend_job(landing: Landing, channels: ChannelState, loaded: np.ndarray) -> None:
+    """Blend ``landing`` again if the composite's windows (automatic ones from the pixels
+    ``loaded`` or previewed), colours or toggles changed since it was."""
+    windows = channels.windows(landing.raw, loaded | landing.approx)
+    if channels.key(windows) != landing.key:
+        landing.blend(windows)
 
 
 class PlaneController(QObject):
@@ -61,22 +82,21 @@ class PlaneController(QObject):
         self.levels: list[Level] = []
         self.arrays: list = []
         self.request: PlaneRequest | None = None
-        self.raw: np.ndarray | None = None
-        self.display: np.ndarray | None = None
-        self.loaded: np.ndarray | None = None
-        self.approx: np.ndarray | None = None
-        self.coarse_display: np.ndarray | None = None
+        self.landing: Landing | None = None  # the buffers of the plane on screen
+        self.loaded: np.ndarray | None = None  # pixels whose tile has landed (not failed)
         self.current_levels: tuple[float, float] | None = None
         self.channels: ChannelState | None = None
         self.cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as they land
-        self._blend_key: tuple | None = None  # what the composite on screen was blended with
-        self._changed: list[tuple[slice, slice]] = []  # regions stored since it was blended
+        self._restyle = False  # the composite's windows, colours or toggles may have changed
+        self._jobs = 0  # whole-buffer jobs under way
+        self._blending, self._blend_again = False, False
+        self._handle = gui_handle(self)
         self._dirty: set[int] = set()
         self._finished_generation = -1
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(0)
-        self._redraw.timeout.connect(self.redraw)
+        self._redraw.timeout.connect(self._draw)
 
     def set_source(
         self,
@@ -89,13 +109,34 @@ class PlaneController(QObject):
         self.loader.cancel_all()
         self.node_path, self.state, self.levels, self.arrays = node_path, state, levels, arrays
         self.channels = channels
-        self.request, self.raw, self.display, self.loaded = None, None, None, None
-        self._dirty.clear()
+        self._forget()
 
     def clear(self) -> None:
         self.loader.cancel_all()
-        self.state, self.request, self.channels = None, None, None
-        self.raw = self.display = self.loaded = None
+        self.state, self.channels = None, None
+        self._forget()
+
+    def _forget(self) -> None:
+        """No plane on screen: the buffers' late chunks write nothing more."""
+        if self.landing is not None:
+            self.landing.close()
+        self.request, self.landing, self.loaded = None, None, None
+        self._dirty.clear()
+
+    @property
+    def raw(self) -> np.ndarray | None:
+        """The stored values of the plane on screen (composite: channels, rows, cols)."""
+        return None if self.landing is None else self.landing.raw
+
+    @property
+    def display(self) -> np.ndarray | None:
+        """The values drawn (composite: rows, cols, RGB)."""
+        return None if self.landing is None else self.landing.display
+
+    @property
+    def approx(self) -> np.ndarray | None:
+        """Pixels drawn from the preview only."""
+        return None if self.landing is None else self.landing.approx
 
     @property
     def composite(self) -> bool:
@@ -117,7 +158,7 @@ class PlaneController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.loader.busy or bool(self._dirty) or self._redraw.isActive()
+        return self.loader.busy or bool(self._dirty) or self._redraw.isActive() or bool(self._jobs)
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -211,7 +252,8 @@ class PlaneController(QObject):
             (shape[request.y_axis], shape[request.x_axis]),
         )
         array = self.arrays[request.level]
-        self.loader.submit(request, array)
+        land = functools.partial(self._land_in, self.landing, len(request.tiles))
+        self.loader.submit(request, array, land=land)
 
     def _prefetch_neighbours(self) -> None:
         """Warm the cache with the planes next to this one, once it is on screen: started
@@ -225,78 +267,99 @@ class PlaneController(QObject):
         self.loader.prefetch(self.arrays[request.level], axis, index, level.shape[axis])
 
     def _prepare_buffers(self, request: PlaneRequest) -> None:
+        """The buffers of ``request`` (``landing.Landing``): those on screen taken over as they
+        are for the same geometry and types (a slider step: the old plane stays until the new
+        one lands), else new ones that a worker fills with the old picture resampled."""
         state = self.state
         dtype = np.dtype(self.arrays[request.level].dtype)
-        shown = (
-            self.cf.display_dtype()
-            if self.cf is not None
-            else transforms.display_dtype(dtype, state.field_name, state.complex_mode)
-        )
-        g = request.geometry
-        old = self.request
-        self._prepare_coarse(request, shown)
-        self.loaded = np.zeros((g.ny, g.nx), dtype=bool)
-        self._changed = []  # the composite on screen still matches the stored values
         count = self._channel_count(request)
-        raw_shape = (g.ny, g.nx) if count is None else (count, g.ny, g.nx)
-        display_shape = (g.ny, g.nx) if count is None else (g.ny, g.nx, 3)
-        shown = shown if count is None else np.dtype(np.uint8)
-        if (
-            old is not None
-            and self.raw is not None
-            and self.raw.dtype == dtype
-            and self.display.dtype == shown
-            and self.raw.shape[:-2] == raw_shape[:-2]
-            and self.display.ndim == len(display_shape)
-        ):
-            if old.geometry != g:
-                self._blend_key = None  # resampled: blend it all again
-                fill = np.zeros((), dtype)[()]
-                if count is None:
-                    self.raw = resample(self.raw, old.geometry, g, fill)
-                    self.display = resample(self.display, old.geometry, g, 0)
-                else:  # the composite is blended again from the stored values
-                    self.raw = np.stack([resample(r, old.geometry, g, fill) for r in self.raw])
-                    self.display = np.zeros(display_shape, dtype=shown)
+        if count is not None:
+            shown, to_display = np.dtype(np.uint8), None
+        elif self.cf is not None:
+            shown, to_display = self.cf.display_dtype(), self.cf.to_display
         else:
-            self._blend_key = None
-            self.raw = np.zeros(raw_shape, dtype=dtype)
-            self.display = np.zeros(display_shape, dtype=shown)
+            shown = transforms.display_dtype(dtype, state.field_name, state.complex_mode)
+            to_display = functools.partial(
+                transforms.to_display, field_name=state.field_name, complex_mode=state.complex_mode
+            )
+        g, old, old_request = request.geometry, self.landing, self.request
+        shape = (g.ny, g.nx)
+        same = (
+            old is not None
+            and old_request is not None
+            and old_request.geometry == g
+            and (old.channels is None) == (count is None)
+            and old.matches(shape, dtype, shown, count)
+        )
+        landing = Landing(
+            shape,
+            y_axis=request.y_axis,
+            x_axis=request.x_axis,
+            raw_dtype=dtype,
+            display_dtype=shown,
+            to_display=to_display,
+            channels=self.channels if count is not None else None,
+            count=count,
+            windows=self._known_windows() if count is not None else None,
+            shared=old if same else None,
+        )
+        if request.coarse_geometry is not None:
+            landing.with_preview(request.coarse_geometry, *coarse_index(g, request.coarse_geometry))
+        if old is not None:
+            old.close()
+            if not same:
+                self._run_job(functools.partial(landing.placeholder, old, old_request.geometry, g))
+        self.landing = landing
+        self.loaded = np.zeros(shape, dtype=bool)
+        self._restyle = True  # a composite: blended again if its windows are not those
 
-    def _render_composite(self) -> None:
-        """Blend the stored channels into the drawn buffer: only the regions stored since the
-        last blend when the windows, colours and toggles are the same, else all of it."""
-        windows = self.channels.windows(self.raw, self.loaded | self.approx)
-        key = self.channels.key(windows)
-        changed, self._changed = self._changed, []
-        if key != self._blend_key or self.display.shape[:2] != self.raw.shape[1:]:
-            self.display = self.channels.render(self.raw, windows)
-            self._blend_key = key
+    def _known_windows(self) -> list[tuple[float, float]] | None:
+        """The composite's windows as known now (fixed, or the last automatic ones found);
+        None while an automatic one is still unknown (nothing is blended until it is)."""
+        windows = []
+        for channel in self.channels.channels:
+            window = channel.window if channel.window is not None else channel.auto_window
+            if window is None and channel.visible:
+                return None
+            windows.append(window or (0.0, 1.0))
+        return windows
+
+    def _run_job(self, fn, done: str = "_job_done") -> None:
+        """Whole-buffer work on the buffers' worker; ``done`` (a method) on the GUI thread."""
+        self._jobs += 1
+        future = _buffer_jobs().submit(fn)
+        future.add_done_callback(functools.partial(_job_finished, self._handle, done))
+
+    def _job_done(self, future) -> None:
+        self._jobs -= 1
+        error = None if future.cancelled() else future.exception()
+        if error is not None:
+            logger.error("drawing the plane failed", exc_info=error)
+        if not self._redraw.isActive():
+            self._redraw.start()
+
+    def _restyle_composite(self) -> None:
+        """Blend the composite again on the buffers' worker when its windows (automatic ones
+        from the pixels known), colours or toggles changed; one such job at a time."""
+        if self._blending:
+            self._blend_again = True
             return
-        for rows, cols in changed:
-            self.channels.render(self.raw[:, rows, cols], windows, out=self.display[rows, cols])
+        self._blending, self._blend_again = True, False
+        self._run_job(
+            functools.partial(_blend_job, self.landing, self.channels, self.loaded), "_blend_done"
+        )
+
+    def _blend_done(self, future) -> None:
+        self._blending = False
+        if self._blend_again and self.landing is not None and self.composite:
+            self._restyle_composite()
+        self._job_done(future)
 
     def _channel_count(self, request: PlaneRequest) -> int | None:
         """Channels in the stored buffer (None: one plane, not a composite)."""
         if not self.composite:
             return None
         return self.levels[request.level].shape[self.channels.axis]
-
-    def _prepare_coarse(self, request: PlaneRequest, shown: np.dtype) -> None:
-        """The preview's own small buffer and, per fine row and column, its preview pixel."""
-        g, c = request.geometry, request.coarse_geometry
-        self.approx = np.zeros((g.ny, g.nx), dtype=bool)  # drawn from the preview only
-        if c is None:
-            self.coarse_display, self._coarse_rows, self._coarse_cols = None, None, None
-            return
-        count = self._channel_count(request)
-        if count is not None:  # the preview keeps the stored values of every channel
-            shown = np.dtype(self.arrays[request.level].dtype)
-        self.coarse_display = np.zeros(
-            (c.ny, c.nx) if count is None else (count, c.ny, c.nx), dtype=shown
-        )
-        self._coarse_good = np.zeros((c.ny, c.nx), dtype=bool)  # preview pixels that decoded
-        self._coarse_rows, self._coarse_cols = coarse_index(g, c)
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -320,124 +383,79 @@ class PlaneController(QObject):
         if not self._redraw.isActive():
             self._redraw.start()
 
-    def _tile_block(self, tile, future):
-        """The tile's data as (rows, cols) of the plane on screen, or ``None`` if not there."""
-        out = getattr(future, "out", None)
-        return None if out is None else self._as_block(np.asarray(out))
+    @staticmethod
+    def _land_in(landing: Landing, fine: int, index: int, tile, out, selection, status) -> None:
+        """On the engine's worker: a chunk of tile ``index`` into ``landing`` (fine tiles
+        first, then the preview's: ``fine`` of them)."""
+        if index < fine:
+            landing.land(tile, out, selection, status)
+        else:
+            landing.land_preview(tile, out, selection, status)
 
-    def _as_block(self, block: np.ndarray) -> np.ndarray:
-        """(rows, cols) of the plane on screen; composite: (channels, rows, cols)."""
-        if self.composite:
-            y, x = self.request.y_axis, self.request.x_axis
-            # the channel axis and the two displayed axes remain, in array order
-            order = sorted((self.channels.axis, y, x))
-            block = block.reshape(block.shape[-3:]) if block.ndim != 3 else block
-            return np.moveaxis(block, [order.index(self.channels.axis), order.index(y)], [0, 1])
-        if block.ndim != 2:
-            block = block.reshape(block.shape[-2:]) if block.size else block
-        return block.T if self.request.y_axis > self.request.x_axis else block
+    def _tile_done(self, index: int) -> None:
+        """A tile whose chunks have all reported: its pixels hold their values (but those of
+        failed chunks), for the readout and the contrast."""
+        request = self.request
+        if index >= len(request.tiles) or self.loader.tile_open(index):
+            return
+        tile = request.tiles[index]
+        rows, cols = tile.out_rows, tile.out_cols
+        good = self._good(index)
+        self.loaded[rows, cols] = True if good is None else good
 
-    def _good(self, index: int, future) -> np.ndarray | None:
+    def _good(self, index: int) -> np.ndarray | None:
         """Which pixels of a tile hold decoded data (None: all): a failed chunk's part of the
         read buffer was never written, and must not be drawn as if it were data."""
         regions = self.loader.failed_regions.get(index)
         if not regions:
             return None
-        good = np.ones(np.shape(future.out), dtype=bool)
-        for selection in regions:
-            good[selection] = False
-        good = self._as_block(good)
-        return good.all(axis=0) if self.composite else good
-
-    def _copy_tile(self, index: int) -> None:
-        request = self.request
-        if index >= len(request.tiles):
-            self._copy_coarse(index - len(request.tiles))
-            return
-        tile = request.tiles[index]
-        future = self.loader.futures[index]
-        block = self._tile_block(tile, future)
-        if block is None:
-            return
-        rows, cols = tile.out_rows, tile.out_cols
-        good = self._good(index, future)
-        if self.composite:  # drawn by blending the stored values in redraw()
-            self.raw[:, rows, cols] = block
-            self.loaded[rows, cols] = True if good is None else good
-            self._changed.append((rows, cols))
-            return
-        try:
-            self.raw[rows, cols] = block
-            self.display[rows, cols] = self._to_display(block)
-            if good is None:
-                self.loaded[rows, cols] = True
-            else:  # failed chunks stay blank and not loaded (the preview may still cover them)
-                self.display[rows, cols][~good] = 0
-                self.loaded[rows, cols] = good
-        except (ValueError, TypeError) as exc:
-            self.message.emit(messages.describe(exc, node=request.level_path))
-
-    def _to_display(self, block: np.ndarray) -> np.ndarray:
-        """The values drawn for a tile's stored values (a CF variable's decoded)."""
-        if self.cf is not None:
-            return self.cf.to_display(block)
-        state = self.state
-        return transforms.to_display(
-            block, field_name=state.field_name, complex_mode=state.complex_mode
+        request, tile = self.request, self.request.tiles[index]
+        good = np.ones(
+            (tile.out_rows.stop - tile.out_rows.start, tile.out_cols.stop - tile.out_cols.start),
+            dtype=bool,
         )
-
-    def _copy_coarse(self, index: int) -> None:
-        """Draw a preview tile over every fine pixel it covers that is not loaded yet."""
-        request = self.request
-        tile = request.coarse_tiles[index]
-        future = self.loader.futures[len(request.tiles) + index]
-        block = self._tile_block(tile, future)
-        if block is None or self.coarse_display is None:
-            return
-        rows, cols = tile.out_rows, tile.out_cols
-        good = self._good(len(request.tiles) + index, future)
-        try:
+        for selection in regions:
+            selection = tuple(selection)
             if self.composite:
-                self.coarse_display[:, rows, cols] = block
+                axes = sorted((self.channels.axis, request.y_axis, request.x_axis))
+                rows, cols = (
+                    selection[axes.index(request.y_axis)],
+                    selection[axes.index(request.x_axis)],
+                )
             else:
-                self.coarse_display[rows, cols] = self._to_display(block)
-        except (ValueError, TypeError) as exc:
-            self.message.emit(messages.describe(exc, node=request.level_path))
-            return
-        self._coarse_good[rows, cols] = True if good is None else good
-        r0, r1 = np.searchsorted(self._coarse_rows, (rows.start, rows.stop))
-        c0, c1 = np.searchsorted(self._coarse_cols, (cols.start, cols.stop))
-        if r0 == r1 or c0 == c1:
-            return
-        where = np.ix_(self._coarse_rows[r0:r1], self._coarse_cols[c0:c1])
-        free = ~self.loaded[r0:r1, c0:c1] & self._coarse_good[where]
-        if self.composite:
-            values = self.coarse_display[(slice(None),) + where]
-            np.copyto(self.raw[:, r0:r1, c0:c1], values, where=free)
-            self._changed.append((slice(r0, r1), slice(c0, c1)))
-        else:
-            np.copyto(self.display[r0:r1, c0:c1], self.coarse_display[where], where=free)
-        self.approx[r0:r1, c0:c1] |= free
+                rows, cols = selection[-2], selection[-1]
+                if request.y_axis > request.x_axis:
+                    rows, cols = cols, rows
+            good[rows, cols] = False
+        return good
 
     def redraw(self) -> None:
-        """Copy the landed tiles into the buffers and draw them (once per event-loop pass)."""
-        if self.request is None or self.display is None:
+        """Draw the plane again now (the contrast, a channel's window or colour changed)."""
+        self._restyle = True
+        self._draw()
+
+    def _draw(self) -> None:
+        """Hand the buffers the workers fill to the image item (once per event-loop pass)."""
+        landing = self.landing
+        if self.request is None or landing is None:
             return
         generation = self.request.generation
-        deadline = time.monotonic() + _COPY_SLICE
+        landed = bool(self._dirty)
         for index in sorted(self._dirty):
-            self._copy_tile(index)
-            self._dirty.discard(index)
-            if time.monotonic() > deadline and self._dirty:
-                self._redraw.start()  # the rest on the next pass: input and paints go first
-                break
+            self._tile_done(index)
+        self._dirty.clear()
+        if landing.errors:
+            errors, landing.errors = landing.errors, []
+            self.message.emit(messages.describe(errors[0], node=self.request.level_path))
         item, other = self.drawn_item, self.image_item
         if self.composite:  # its own item: the histogram's levels and colormap are not for it
-            self._render_composite()
-            item.setImage(self.display, autoLevels=False, levels=None)
+            if landed or self._restyle:
+                self._restyle_composite()
+            item.setImage(landing.display, autoLevels=False, levels=None)
         else:
-            item.setImage(self.display, autoLevels=False, levels=self._levels())
+            item.setImage(landing.display, autoLevels=False, levels=self._levels())
             other = self.composite_item
+        self._restyle = False
         item.setVisible(True)
         if other is not None:
             other.setVisible(False)
@@ -446,7 +464,12 @@ class PlaneController(QObject):
         self.painted.emit(generation)
         if self.request.coarse_tiles and self.approx.any():
             self.loader.start_fine()  # the preview is on screen: now the real thing
-        if self._finished_generation == generation and not self.loader.busy and not self._dirty:
+        if (
+            self._finished_generation == generation
+            and not self.loader.busy
+            and not self._dirty
+            and not self._jobs
+        ):
             self.finished.emit(generation)
             self._prefetch_neighbours()
 

@@ -399,7 +399,7 @@ def install(window, view_menu) -> SeriesView:
     spot = pg.ScatterPlotItem(size=9, pen=pg.mkPen((255, 255, 0), width=2), brush=None)
     spot.setZValue(20)
     spot.setVisible(False)
-    image.view_box.addItem(spot, ignoreBounds=True)
+    image.add_marker(spot)
     view.point_item = spot  # the point plotted, marked on the image
     window.node_shown.connect(lambda _path: view.forget())
     window.series, window.series_dock = view, dock
@@ -409,15 +409,15 @@ def install(window, view_menu) -> SeriesView:
 def _clicked(image, view: SeriesView, dock: QDockWidget, row: int, col: int, modifiers) -> None:
     """A click on the image plots while the dock is open; a Shift+click opens it too."""
     shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
-    state, controller = image.state, image.controller
-    if (not dock.isVisible() and not shift) or state is None or not controller.arrays:
+    shown = image.shown()
+    if (not dock.isVisible() and not shift) or shown is None:
         return
     if not dock.isVisible():
         dock.show()
         window = dock.parentWidget()
         window.resizeDocks([dock], [max(180, window.height() // 3)], Qt.Orientation.Vertical)
-    raw = image.cf_tools.raw  # the series shows what the image shows: stored or decoded values
-    plotted = view.show_point(controller.arrays[0], controller.node_path, state, row, col, raw=raw)
+    # the series shows what the image shows: stored or decoded values
+    plotted = view.show_point(shown.array, shown.node_path, shown.state, row, col, raw=shown.raw)
     if plotted and view.point_item is not None:
         view.point_item.setData([col + 0.5], [row + 0.5])
         view.point_item.setVisible(True)

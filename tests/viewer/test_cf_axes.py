@@ -251,3 +251,42 @@ def test_round_ticks_by_calendar_and_hemisphere():
     ]
     assert [t for _, t in number_ticks("latitude", -50, 50, 4)] == ["30°S", "0°", "30°N"]
     assert [t for _, t in number_ticks("number", 0.0, 1.0, 4)] == ["0.0", "0.5", "1.0"]
+
+
+def test_auxiliary_2d_latitude_and_longitude(window, idle, tmp_path):
+    """A curvilinear grid xarray wrote (``temp(time, y, x)`` with 2-D ``lat(y, x)`` and
+    ``lon(y, x)`` named in its ``coordinates`` attribute): the readout gives the latitude and
+    longitude of the element under the cursor, the axes are ticked in degrees."""
+    ny, nx = 20, 30
+    yy, xx = np.mgrid[0:ny, 0:nx].astype(float)
+    lat = 40.0 + 0.5 * yy + 0.05 * xx  # a rotated grid: both vary along both axes
+    lon = 350.0 + 0.5 * xx - 0.05 * yy  # crossing the 0/360 line
+    ds = xr.Dataset(
+        {"temp": (("time", "y", "x"), np.random.default_rng(3).random((2, ny, nx)))},
+        coords={
+            "lat": (("y", "x"), lat, {"units": "degrees_north", "standard_name": "latitude"}),
+            "lon": (("y", "x"), lon, {"units": "degrees_east", "standard_name": "longitude"}),
+        },
+    )
+    ds.to_zarr(tmp_path / "g.zarr", zarr_format=2, consolidated=False)
+    import zarr
+
+    stored = zarr.open_group(str(tmp_path / "g.zarr"))
+    assert sorted(stored["temp"].attrs["coordinates"].split()) == ["lat", "lon"]
+    window.open_store(str(tmp_path / "g.zarr"), {}, path="temp")
+    idle(window)
+    view = window.image
+    assert sorted(a.name for a in view.image_axes.auxiliary) == ["lat", "lon"]
+    text = view.describe_position(7.5, 12.5)  # row 7, column 12: 40 + 3.5 + 0.6, 350 + 6 - 0.35
+    assert "lat 44.1°N" in text and "lon 4.35°W" in text
+    bottom, left = view.image_axes.bottom, view.image_axes.left
+    assert bottom.labelText == "lon at y 10" and left.labelText == "lat at x 15"
+    ticks = bottom._ticks(0, nx, 400)
+    assert [text for _, text in ticks] == ["10°W", "5°W", "0°"]
+    for position, text in ticks:  # each where the longitude of row 10 is that value
+        value = lon[10, 0] + 0.5 * (position - 0.5)
+        value = (value + 180) % 360 - 180
+        named = 0.0 if text == "0°" else float(text[:-2]) * (1 if text[-1] == "E" else -1)
+        assert value == pytest.approx(named)
+    lat_ticks = [text for _, text in left._ticks(0, ny, 300)]
+    assert lat_ticks and all(text.endswith("°N") for text in lat_ticks)

@@ -73,3 +73,29 @@ def test_demo_store_every_node(window, idle, demo):
         for i in range(model.columnCount())
     ] == list(records.dtype.names)
     assert model.data(model.index(0, 0)) == str(records[0][records.dtype.names[0]])
+
+
+def test_readme_pictures_are_rendered(qapp, tmp_path):
+    """packaging/readme_images.py (run by demo.sh): the CF map picture is the window, drawn,
+    with the map's colours in it, from a store xarray wrote."""
+    import importlib.util
+
+    from PySide6.QtGui import QImage
+
+    script = Path(__file__).resolve().parents[2] / "packaging" / "readme_images.py"
+    spec = importlib.util.spec_from_file_location("readme_images", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_climate(tmp_path / "climate.zarr")
+    out = tmp_path / "cf.png"
+    module.screenshot(str(tmp_path / "climate.zarr"), out, "tas", index=3, colormap="viridis")
+    picture = QImage(str(out))
+    assert (picture.width(), picture.height()) == module.SIZE
+    module.terminal(["$ ls ~/climate", "tas/"], tmp_path / "t.png")
+    assert QImage(str(tmp_path / "t.png")).width() > 100
+    # viridis's yellow (warm tropics) is on screen: the map was drawn, not an empty window
+    rgb = np.frombuffer(picture.convertToFormat(QImage.Format.Format_RGB888).constBits(), np.uint8)
+    pixels = rgb[: picture.height() * picture.bytesPerLine()].reshape(picture.height(), -1)
+    pixels = pixels[:, : picture.width() * 3].reshape(picture.height(), picture.width(), 3)
+    yellow = (pixels[..., 0] > 200) & (pixels[..., 1] > 200) & (pixels[..., 2] < 80)
+    assert yellow.sum() > 1000

@@ -68,13 +68,3 @@ def test_the_relay_lets_other_events_through(qtbot, window):
         post_to_gui(work, i)
     qtbot.waitUntil(lambda: order.count("posted") == 200 and "other" in order, timeout=10_000)
     assert order.index("other") < 100  # not after every posted callback
-
-
-def test_a_redraw_in_slices_still_draws_every_tile(window, idle, sample_store, monkeypatch):
-    import zarrfs.viewer.plane_controller as plane_controller
-
-    monkeypatch.setattr(plane_controller, "_COPY_SLICE", 0.0)  # one tile per pass
-    path, data = sample_store
-    window.open_store(str(path), {}, path="images/volume", indices=[2])
-    idle(window)
-    np.testing.assert_array_equal(window.image.image_item.image, data["volume"][2])

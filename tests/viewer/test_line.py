@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -93,3 +94,39 @@ def test_selecting_another_node_cancels_the_line_read(window, idle, qtbot, tmp_p
     idle(window, 60)
     assert window.stack.currentWidget() is window.image
     np.testing.assert_array_equal(window.image.image_item.image, np.full((4, 4), 3))
+
+
+def test_the_line_is_ticked_in_its_coordinate(window, idle, tmp_path):
+    """A series xarray wrote along time, and a profile along a 0..360 longitude: the x axis
+    reads dates and degrees, each tick over the value of its element."""
+    import xarray as xr
+
+    days = np.arange(40) * 7
+    lon = np.arange(0.0, 360.0, 2.5)
+    ds = xr.Dataset(
+        {
+            "index": ("time", np.sin(days / 30.0)),
+            "profile": ("lon", np.cos(np.radians(lon))),
+        },
+        coords={
+            "time": ("time", days, {"units": "days since 2001-01-01"}),
+            "lon": ("lon", lon, {"units": "degrees_east"}),
+        },
+    )
+    xr.decode_cf(ds).to_zarr(tmp_path / "s.zarr", zarr_format=3, consolidated=False)
+    window.open_store(str(tmp_path / "s.zarr"), {}, path="index")
+    idle(window)
+    view = window.line
+    assert window.stack.currentWidget() is view and view.axis.coordinate is not None
+    assert view.axis.labelText == "time"
+    ticks = view.axis._ticks(0, 39, 500)
+    assert len(ticks) >= 3
+    for x, text in ticks:  # drawn where its date falls between the values (value i at x = i)
+        number = np.interp(x, np.arange(days.size), days)
+        assert number == pytest.approx(round(number)) and text.startswith("2001-")
+        date = np.datetime64("2001-01-01") + np.timedelta64(round(number), "D")
+        assert str(date).startswith(text)
+    window.open_store(str(tmp_path / "s.zarr"), {}, path="profile")
+    idle(window)
+    texts = [text for _, text in view.axis._ticks(0, lon.size - 1, 200)]
+    assert texts[:4] == ["0°", "90°E", "180°", "90°W"]

@@ -22,7 +22,11 @@ def located(window, qtbot, make_mount: bool):
     return found[0]
 
 
-def test_mounts_on_request_and_unmounts_on_exit(qtbot, idle, sample_store):
+def test_mounts_on_request_and_unmounts_on_exit(qtbot, idle, sample_store, monkeypatch):
+    """The mount made is unmounted (and its folder removed) after the window closes, by a
+    process of its own: closing never waits on ``zarrfs unmount`` on the GUI thread."""
+    import subprocess
+
     from viewer.app import make_app
     from viewer.main_window import MainWindow
 
@@ -44,13 +48,20 @@ def test_mounts_on_request_and_unmounts_on_exit(qtbot, idle, sample_store):
         np.testing.assert_array_equal(tifffile.imread(plane), arrays["volume"][3])
         assert located(window, qtbot, make_mount=False) == plane  # found again, not remade
     finally:
-        window.close()
+        with monkeypatch.context() as patch:
+
+            def waited(*args, **kwargs):
+                raise AssertionError(f"the window waited on {args[0]}")
+
+            patch.setattr(subprocess, "run", waited)
+            window.close()
+        if window.unmounting is not None:
+            assert window.unmounting.wait(timeout=90) == 0
         for point in made:  # the window unmounted them; a failed test must not leave one
             if is_mounted(str(point)):
-                import subprocess
-
                 subprocess.run(["fusermount3", "-uz", str(point)], check=False)
-    assert made and not is_mounted(str(made[0])) and not made[0].exists()
+    assert made and window.unmounting is not None
+    assert not is_mounted(str(made[0])) and not made[0].exists()
 
 
 def test_finds_an_existing_mount(window, idle, qtbot, ome_images, mount):  # noqa: F811

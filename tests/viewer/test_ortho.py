@@ -4,6 +4,7 @@ the array; clicking moves the crosshair; each pane reads on its own, lazily."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6.QtCore import Qt
 
 
@@ -53,3 +54,38 @@ def test_ortho_of_a_composite_with_true_aspect(window, idle, qtbot, ome_images):
     xz = view.ortho.xz
     assert xz.controller.composite and xz.composite_item.image.shape == (4, 64, 3)
     assert xz.view_box.state["aspectLocked"] == 0.25
+
+
+def test_ortho_of_a_map_in_coordinates_north_up(window, idle, qtbot, tmp_path):
+    """A CF map of time x lat x lon that xarray wrote: the panes are ticked in dates and
+    degrees as the main view is, the lat x time pane is north up like the map, and a pane
+    with a time axis gets a free aspect (24 steps would be a sliver at 1:1)."""
+    import xarray as xr
+
+    from tests.cf_stores import write_xarray
+
+    url = write_xarray(tmp_path / "c.zarr")
+    window.open_store(str(url), {}, path="tas")
+    idle(window)
+    view = window.image
+    qtbot.keyClick(view, Qt.Key.Key_O)
+    idle(window)
+    xz, yz = view.ortho.xz, view.ortho.yz  # (time, lon) and (lat, time)
+    assert (xz.state.y_axis, xz.state.x_axis) == (0, 2) and (yz.state.y_axis, yz.state.x_axis) == (
+        1,
+        0,
+    )
+    assert not view.view_box.yInverted()  # the map: latitudes run south to north
+    assert not yz.view_box.yInverted() and xz.view_box.yInverted()
+    assert not xz.view_box.state["aspectLocked"] and not yz.view_box.state["aspectLocked"]
+    ds = xr.open_zarr(url)
+    yz.left.resize(60, 300)  # laid out offscreen: the ticks a 300-pixel axis would draw
+    lat_ticks = yz.left._ticks(0, 18, 300)
+    assert yz.left.labelText == "lat" and len(lat_ticks) >= 4
+    for position, text in lat_ticks:  # each tick where its latitude is
+        value = float(text[:-2]) * (1 if text.endswith("N") else -1) if text != "0°" else 0.0
+        assert np.interp(position - 0.5, np.arange(18), ds.lat.values) == pytest.approx(value)
+    times = [text for _, text in xz.left._ticks(0, 24, 300)]
+    assert times and all(t.startswith("2000-0") for t in times)  # dates, not indices
+    lon_ticks = [text for _, text in xz.bottom._ticks(0, 18, 300)]
+    assert "0°" in lon_ticks and "90°E" in lon_ticks and "180°" in lon_ticks

@@ -30,11 +30,16 @@ def test_late_event_of_previous_array_is_dropped(window, tmp_path, http_server, 
         lambda: ctl.request is not None and ctl.node_path == "A" and loader.busy, timeout=20000
     )
     generation_a = ctl.request.generation  # A's first request, still loading
+    land_a, tile_a, landing_a = loader._land, ctl.request.tiles[0], ctl.landing
     window._show_view(pyramid.single(window.root["B"]), None)  # what selecting B ends with
     assert ctl.node_path == "B" and ctl.request.generation != generation_a
     dropped = loader.dropped_events
     late = engine_event((0, 0))
-    loader_module._chunk_event(loader._handle, generation_a, 0, late)  # as A's worker would
+    out = np.full((32, 32), 7.0, "f4")  # A's chunk, decoded by A's worker after all
+    raw_a = landing_a.raw.copy()
+    loader_module._chunk_event(loader._handle, generation_a, 0, land_a, tile_a, out, late)
+    np.testing.assert_array_equal(landing_a.raw, raw_a)  # A's buffers are closed: not written
+    assert not (ctl.raw == 7.0).any()
     qtbot.waitUntil(lambda: loader.dropped_events > dropped, timeout=10000)
     # none of B's chunks arrived: nothing may be marked loaded or counted as landed
     assert not ctl.loaded.any()

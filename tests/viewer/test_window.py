@@ -236,3 +236,29 @@ def test_stored_size_of_a_remote_array_is_computed_on_demand(
     assert sum(server.stats.requests.values()) > requests  # it listed the store only now
     assert is_remote("s3://b/x.zarr") and is_remote("simplecache::https://h/x.zarr")
     assert not is_remote("/data/x.zarr") and not is_remote("zip::file:///data/x.zip")
+
+
+def test_command_line_cache_size_wins_over_the_saved_one_for_this_run(qtbot):
+    """``--cache-size`` (MainWindow's cache_size) beats View > Cache size for the run; the saved
+    value stays for the next run, and choosing in the menu still applies at once."""
+    from zarrfs.viewer.app import make_app
+    from zarrfs.viewer.main_window import MainWindow
+    from zarrfs.viewer.open_dialog import settings
+
+    make_app()
+    saved = settings()
+    saved.setValue("cache_mb", 64)
+    saved.sync()
+    try:
+        win = MainWindow(cache_size=200 * 2**20)
+        qtbot.addWidget(win)
+        assert engine.cache_info()["capacity"] == 200 * 2**20
+        assert int(win.settings.value("cache_mb")) == 64  # kept for the next run
+        win.close()
+        again = MainWindow()  # the next run, without --cache-size
+        qtbot.addWidget(again)
+        assert engine.cache_info()["capacity"] == 64 * 2**20
+        again.close()
+    finally:
+        saved.remove("cache_mb")
+        engine.set_cache_size(512 * 2**20)

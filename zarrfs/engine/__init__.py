@@ -106,6 +106,7 @@ Process-wide
     the decode workers and the calling thread. Decoding whole rows is fastest: a chunk's
     region of a wide plane (rows a power of two apart) decodes 2-3x slower than the same
     elements in a band of full rows. ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
+    ``cf.auxiliary_arrays(group, array)`` (its ``coordinates`` attribute's arrays),
     ``cf.coordinate_labels``; ``cf.coordinate_names(members)``: which of a group's children
     are coordinates (no read). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.

@@ -282,6 +282,28 @@ def coordinate_arrays(group, dimensions) -> dict[str, object]:
     return found
 
 
+def auxiliary_arrays(group, array) -> dict[str, object]:
+    """``{name: array}`` of the auxiliary coordinates ``array``'s ``coordinates`` attribute
+    names (CF 5: a 2-D latitude and longitude of a curvilinear grid, say) that are arrays in
+    ``group`` over some of ``array``'s dimensions, each as long as the array along them."""
+    found: dict[str, object] = {}
+    listed = array.attrs.get("coordinates") if group is not None else None
+    dims = tuple(array.dimension_names or ())
+    if not isinstance(listed, str) or not dims:
+        return found
+    for name in dict.fromkeys(listed.split()):
+        try:
+            node = group[name]
+        except (ZarrfsError, KeyError):  # named but absent, or broken: only loses its labels
+            continue
+        own = tuple(getattr(node, "dimension_names", None) or ())
+        if node.kind != "array" or not own or not set(own) <= set(dims) or node.path == array.path:
+            continue
+        if all(node.shape[k] == array.shape[dims.index(d)] for k, d in enumerate(own)):
+            found[name] = node
+    return found
+
+
 def coordinate_names(members) -> dict[str, str]:
     """Which of a group's children are coordinates (CF 5), from their metadata alone (no read):
     ``{name: "dimension"}`` for a 1-D array named like its dimension, ``{name: "auxiliary"}``

@@ -1,0 +1,87 @@
+"""The GUI thread does no whole-buffer work (issue 33): a CF variable's decoding, the
+composite's blend, the placeholder's resampling all run on workers, and what they draw still
+equals what xarray decodes and a numpy blend of the data ome-zarr-py was given."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from tests.cf_stores import write_xarray
+from tests.viewer.test_composite import COLORS, WINDOWS, assert_close, numpy_blend
+
+xr = pytest.importorskip("xarray")
+
+
+@pytest.fixture
+def threads_of(monkeypatch):
+    """``threads_of(owner, name)``: record the thread of every call of ``owner.name`` over
+    more than one value (a type is found by decoding a single zero on the GUI thread)."""
+    seen: dict[str, list[str]] = {}
+
+    def spy(owner, name: str) -> list[str]:
+        calls = seen.setdefault(f"{owner.__name__}.{name}", [])
+        original = getattr(owner, name)
+
+        def recorded(*args, **kwargs):
+            sizes = [np.size(a) for a in args if isinstance(a, np.ndarray)]
+            if max(sizes, default=2) > 1:
+                calls.append(threading.current_thread().name)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, recorded)
+        return calls
+
+    return spy
+
+
+def on_gui(calls: list[str]) -> list[str]:
+    return [name for name in calls if name == threading.main_thread().name]
+
+
+def test_cf_decoding_and_resampling_run_on_workers(window, idle, tmp_path, threads_of):
+    from zarrfs.viewer import cf_display, landing
+
+    url = write_xarray(tmp_path / "c.zarr", zarr_format=3)
+    decoded = threads_of(cf_display.CFValues, "to_display")
+    resampled = threads_of(landing, "resample")
+    window.open_store(str(url), {}, path="tas", indices=[3])
+    idle(window)
+    view = window.image
+    expected = xr.open_zarr(url)["tas"].values
+    np.testing.assert_array_equal(view.image_item.image, expected[3])
+    for _ in range(3):  # slider steps: the same buffers, new values
+        view.step(1)
+        idle(window)
+    np.testing.assert_array_equal(view.image_item.image, expected[6])
+    decoded_steps = len(decoded)
+    view.view_box.scaleBy((0.5, 0.5))  # a new geometry: the old picture resampled first
+    view.refresh()
+    idle(window)
+    assert decoded_steps > 0 and len(decoded) > decoded_steps and resampled
+    assert not on_gui(decoded) and not on_gui(resampled)  # the decode is safe in on_chunk
+    g = view.controller.request.geometry
+    shown = expected[6][g.y0 : g.y0 + g.ny, g.x0 : g.x0 + g.nx]
+    np.testing.assert_array_equal(view.image_item.image, shown)
+
+
+def test_composite_blends_on_workers(window, idle, ome_images, threads_of):
+    from zarrfs.viewer.channels import ChannelState
+
+    written = ome_images("ome-zarr-py", "0.4")
+    blended = threads_of(ChannelState, "render")
+    window.open_store(str(written.path), {})
+    idle(window)
+    view = window.image
+    data = written.data
+    assert_close(view.composite_item, numpy_blend(data[:2, 2], COLORS[:2], WINDOWS[:2]))
+    view.step(1)  # z 3
+    idle(window)
+    assert_close(view.composite_item, numpy_blend(data[:2, 3], COLORS[:2], WINDOWS[:2]))
+    view.channel_panel.set_window(1, 500.0, 1500.0)  # the whole picture blended again
+    idle(window)
+    expected = numpy_blend(data[:2, 3], COLORS[:2], [WINDOWS[0], (500.0, 1500.0)])
+    assert_close(view.composite_item, expected)
+    assert blended and not on_gui(blended)
