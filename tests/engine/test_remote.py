@@ -18,6 +18,7 @@ from fsspec.implementations.http import HTTPFileSystem
 import zarrfs
 import zarrfs.engine as engine
 from zarrfs.engine import cache
+from zarrfs.engine.store_obstore import Objects
 
 
 @pytest.fixture(autouse=True)
@@ -281,13 +282,13 @@ def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkey
     server = http_server(root)
     arr = zarrfs.open(server.url + "/plain")
     states = []
-    original = HTTPFileSystem._cat_file
+    original = Objects.start
 
-    async def recording(self, *args, **kwargs):
+    def recording(self, *args, **kwargs):
         states.append(gc.isenabled())
-        return await original(self, *args, **kwargs)
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(HTTPFileSystem, "_cat_file", recording)
+    monkeypatch.setattr(Objects, "start", recording)
     assert gc.isenabled()
     np.testing.assert_array_equal(arr[1], data[1])
     assert states == [False] * 16
@@ -396,13 +397,16 @@ def test_user_client_kwargs_keep_the_default_timeout(http_server, volume, monkey
     monkeypatch.setenv("ZARRFS_TIMEOUT", "7")
     root, data = volume
     server = http_server(root)
-    store = engine.store.Store.from_url(
-        server.url + "/plain", client_kwargs={"headers": {"X-Token": "abc"}}
-    )
+    headers = {"client_kwargs": {"headers": {"X-Token": "abc"}}}
+    store = engine.store.Store.from_url(server.url + "/plain", transport="fsspec", **headers)
     kwargs = store.fs.client_kwargs
     assert kwargs["headers"] == {"X-Token": "abc"} and kwargs["timeout"].sock_read == 7
-    arr = zarrfs.open(server.url + "/plain", client_kwargs={"headers": {"X-Token": "abc"}})
-    np.testing.assert_array_equal(arr[1], data[1])
+    for transport in ("fsspec", "obstore"):
+        server.stats.reset()
+        arr = zarrfs.open(server.url + "/plain", transport=transport, **headers)
+        np.testing.assert_array_equal(arr[1], data[1])
+        sent = [{k.lower(): v for k, v in r.headers} for r in server.stats.records()]
+        assert sent and all(h.get("x-token") == "abc" for h in sent), transport
 
 
 def test_s3_reads_each_object_with_one_get(s3_store, volume, monkeypatch):
@@ -420,7 +424,9 @@ def test_s3_reads_each_object_with_one_get(s3_store, volume, monkeypatch):
         return await original(self, method, *args, **kwargs)
 
     monkeypatch.setattr(s3fs.S3FileSystem, "_call_s3", counting)
-    arr = zarrfs.open(url + "/plain", config_kwargs={"max_pool_connections": 20}, **options)
+    arr = zarrfs.open(
+        url + "/plain", transport="fsspec", config_kwargs={"max_pool_connections": 20}, **options
+    )
     config = arr.store.fs.config_kwargs
     assert config["max_pool_connections"] == 20 and config["read_timeout"] > 0
     calls.clear()

@@ -1,0 +1,269 @@
+"""Reads from S3, Google Cloud Storage, Azure Blob Storage and HTTP(S) through obstore (the
+Rust ``object_store`` crate): requests leave from Rust without the GIL, so the hundreds of
+requests of a plane are all in flight at once even on a busy machine.
+
+An :class:`Objects` is one obstore store rooted at the store's URL (its keys are the Zarr
+keys) and says how one GET starts (``store_async`` keeps every request of a read in flight and
+retries each on its own: obstore's own retries are off) and how a prefix is listed. obstore
+answers a plain web server's listing with WebDAV, which such servers do not speak: HTTP stores
+list through fsspec's HTML index pages (the store keeps an fsspec filesystem for that).
+
+Options come from ``zarrfs.storage_options.obstore_options`` (fsspec's spellings translated);
+zarrfs adds its timeouts (``ZARRFS_TIMEOUT`` for a request that gets no data), AWS profiles
+and shared credential files (through botocore, which s3fs brings), and Azure's
+``AZURE_STORAGE_*`` variables that object_store does not read itself.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import logging
+import os
+import time
+from collections.abc import Awaitable
+from urllib.parse import urlsplit
+
+from zarrfs.storage_options import (
+    TRANSPORTS,
+    StorageOptionError,
+    azure_connection_string,
+    obstore_options,
+)
+
+from .store_faults import plain, retry_delay
+from .store_request import ByteRequest
+from .transport_defaults import timeout
+
+log = logging.getLogger(__name__)
+
+#: the obstore service of each protocol zarrfs reads through obstore
+_SERVICES = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gcs",
+    "gcs": "gcs",
+    "az": "azure",
+    "abfs": "azure",
+    "abfss": "azure",
+    "http": "http",
+    "https": "http",
+}
+_AZURE_HOSTS = (".blob.core.windows.net", ".dfs.core.windows.net")
+#: a whole request may take this long (each read of it is bounded by ZARRFS_TIMEOUT instead):
+#: a slow but healthy download completes
+_WHOLE_REQUEST = datetime.timedelta(days=1)
+
+
+def transport(options: dict) -> str:
+    """The transport a store is read with: ``options["transport"]`` (taken out of them), else
+    ``ZARRFS_TRANSPORT``, else obstore."""
+    name = str(options.pop("transport", None) or os.environ.get("ZARRFS_TRANSPORT") or "obstore")
+    if name not in TRANSPORTS:
+        raise StorageOptionError(
+            f"transport={name!r}: expected one of {', '.join(TRANSPORTS)} "
+            "(-O transport=... or ZARRFS_TRANSPORT)"
+        )
+    return name
+
+
+def service(url: str) -> str | None:
+    """The obstore service of a store URL (s3, gcs, azure, http), None where fsspec reads it
+    (local paths, chains such as ``zip::``, other protocols)."""
+    if "::" in url or "://" not in url:
+        return None
+    protocol = url.split("://", 1)[0].lower()
+    kind = _SERVICES.get(protocol)
+    if kind == "http" and (urlsplit(url).hostname or "").endswith(_AZURE_HOSTS):
+        return "azure"
+    return kind
+
+
+class Objects:
+    """One obstore store rooted at a store URL: GETs, and listings where the service lists."""
+
+    def __init__(self, store, service: str):
+        import obstore
+
+        self._obs = obstore
+        self.store = store
+        self.service = service
+        #: whether the service lists (a plain web server lists through fsspec)
+        self.lists = service != "http"
+
+    @classmethod
+    def open(cls, url: str, service: str, options: dict) -> Objects:
+        """The store at ``url`` with fsspec-style ``options``."""
+        from obstore.store import from_url
+
+        config, client, profile = obstore_options(service, options)
+        config = {**_environment(service), **config}
+        credentials = None
+        if service == "s3":
+            credentials, region = _aws_profile(profile, config)
+            if region:
+                config.setdefault("region", region)
+        t = datetime.timedelta(seconds=timeout())
+        client = {
+            "connect_timeout": t,
+            "read_timeout": t,
+            "timeout": _WHOLE_REQUEST,
+            "pool_idle_timeout": datetime.timedelta(seconds=60),
+            **client,
+        }
+        if urlsplit(config.get("endpoint") or url).scheme == "http":
+            client.setdefault("allow_http", True)
+        target = _object_url(url, service)
+        store = from_url(
+            target,
+            config=config or None,
+            client_options=client,
+            retry_config={"max_retries": 0, "retry_timeout": _WHOLE_REQUEST},
+            credential_provider=credentials,
+        )
+        return cls(store, service)
+
+    # ------------------------------------------------------------------ reads
+    def start(self, key: str, req: ByteRequest) -> Awaitable:
+        """One GET, started on the event loop's thread: an awaitable of its body."""
+        if req.start is None:
+            return self._whole(key)
+        if req.start < 0:
+            return self._suffix(key, -req.start)
+        if req.end is None:
+            return self._from(key, req.start)
+        if req.end <= req.start:
+            return self._nothing()
+        return self._obs.get_range_async(self.store, key, start=req.start, end=req.end)
+
+    async def _whole(self, key: str):
+        result = await self._obs.get_async(self.store, key)
+        return await result.bytes_async()
+
+    async def _suffix(self, key: str, length: int):
+        result = await self._obs.get_async(self.store, key, options={"range": {"suffix": length}})
+        return await result.bytes_async()
+
+    async def _from(self, key: str, offset: int):
+        result = await self._obs.get_async(self.store, key, options={"range": {"offset": offset}})
+        return await result.bytes_async()
+
+    async def _nothing(self) -> bytes:
+        return b""
+
+    # --------------------------------------------------------------- listings
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """(child prefixes, child objects) directly under ``prefix``, names only."""
+        found = self._retried(
+            prefix, lambda: self._obs.list_with_delimiter(self.store, prefix or None)
+        )
+        dirs = [p.rstrip("/").rsplit("/", 1)[-1] for p in found["common_prefixes"]]
+        files = [m["path"].rsplit("/", 1)[-1] for m in found["objects"]]
+        return sorted(set(filter(None, dirs))), sorted(set(filter(None, files)))
+
+    def find(self, prefix: str) -> dict[str, int]:
+        """Every object below ``prefix`` (keys of this store) with its size."""
+
+        def every() -> dict[str, int]:
+            stream = self._obs.list(self.store, prefix or None, chunk_size=1000)
+            return {m["path"]: int(m["size"]) for batch in stream for m in batch}
+
+        return self._retried(prefix, every)
+
+    def _retried(self, prefix: str, call):
+        """``call()``, retried while it fails transiently; its last failure translated."""
+        for attempt in itertools.count():
+            try:
+                return call()
+            except Exception as exc:  # noqa: BLE001 - obstore's own errors
+                failure = plain(exc)
+                delay = retry_delay(prefix or "/", failure, attempt)
+                if delay is None:
+                    if failure is exc:
+                        raise
+                    raise failure from exc
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _object_url(url: str, service: str) -> str:
+    """The URL obstore parses: ``s3a``/``gcs`` as ``s3``/``gs``, no trailing slash (obstore
+    would double it), ``abfs://container/path`` (adlfs' spelling) as ``az://``."""
+    protocol, rest = url.split("://", 1)
+    protocol = {"s3a": "s3", "gcs": "gs"}.get(protocol.lower(), protocol)
+    if service == "azure" and protocol.lower() in ("abfs", "abfss") and "@" not in rest:
+        protocol = "az"
+    return f"{protocol}://{rest.rstrip('/')}"
+
+
+def _environment(service: str) -> dict[str, str]:
+    """Azure's variables that object_store does not read itself: the connection string (the
+    az CLI's and Azurite's), adlfs' ``AZURE_STORAGE_SAS_TOKEN``, the az CLI's
+    ``AZURE_STORAGE_ACCOUNT`` and ``AZURE_STORAGE_KEY``; the options given win over them."""
+    if service != "azure":
+        return {}
+    env = os.environ
+    config: dict[str, str] = {}
+    if env.get("AZURE_STORAGE_CONNECTION_STRING"):
+        config.update(azure_connection_string(env["AZURE_STORAGE_CONNECTION_STRING"]))
+    names = {
+        "AZURE_STORAGE_ACCOUNT_NAME": "account_name",
+        "AZURE_STORAGE_ACCOUNT": "account_name",
+        "AZURE_STORAGE_ACCOUNT_KEY": "account_key",
+        "AZURE_STORAGE_KEY": "account_key",
+        "AZURE_STORAGE_SAS_TOKEN": "sas_key",
+        "AZURE_STORAGE_SAS_KEY": "sas_key",
+    }
+    for name, key in names.items():
+        if env.get(name):
+            config.setdefault(key, env[name])
+    if "sas_key" in config:
+        config["sas_key"] = config["sas_key"].lstrip("?")
+    return config
+
+
+def _aws_profile(profile: str | None, config: dict):
+    """An AWS profile's (or the shared credential files') credentials, through botocore, as
+    obstore's credential provider; and the profile's region. None where object_store's own
+    chain (keys in the options or ``AWS_*`` variables, web identity, instance metadata)
+    serves."""
+    explicit = {"access_key_id", "skip_signature"} & set(config)
+    env = os.environ
+    if explicit or (profile is None and "AWS_PROFILE" not in env and env.get("AWS_ACCESS_KEY_ID")):
+        return None, None
+    try:
+        import botocore.session
+    except ImportError:  # pragma: no cover - botocore comes with s3fs (the remote extra)
+        return None, None
+    session = botocore.session.Session(profile=profile)
+    try:
+        credentials = session.get_credentials()
+        region = session.get_config_variable("region")
+    except Exception as exc:  # noqa: BLE001 - botocore's ProfileNotFound and friends
+        raise StorageOptionError(f"AWS profile {profile!r}: {exc}") from exc
+    if credentials is None:
+        if profile is not None:
+            raise StorageOptionError(f"AWS profile {profile!r} has no credentials")
+        return None, region
+    return _BotocoreCredentials(credentials), region
+
+
+class _BotocoreCredentials:
+    """obstore's S3 credential provider over botocore's (refreshed a few minutes ahead)."""
+
+    def __init__(self, credentials):
+        self._credentials = credentials
+
+    def __call__(self) -> dict:
+        frozen = self._credentials.get_frozen_credentials()
+        refreshes = hasattr(self._credentials, "refresh_needed")
+        return {
+            "access_key_id": frozen.access_key,
+            "secret_access_key": frozen.secret_key,
+            "token": frozen.token,
+            "expires_at": (
+                datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=5)
+                if refreshes
+                else None
+            ),
+        }
