@@ -94,7 +94,8 @@ def is_absent(exc: BaseException, protocols: tuple[str, ...]) -> bool:
 
 def describe(exc: BaseException) -> str:
     """An exception as text naming its class once."""
-    text = str(exc) or type(exc).__name__
+    # obstore's text ends in a dump of its Rust error ("Debug source: ..."): the line says it
+    text = str(exc).split("\n\nDebug source", 1)[0].strip() or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
 
 

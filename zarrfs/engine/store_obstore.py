@@ -141,6 +141,12 @@ class Objects:
         return await result.bytes_async()
 
     async def _suffix(self, key: str, length: int):
+        if self.service == "azure":  # Blob Storage takes no suffix range: its size first
+            size = (await self._obs.head_async(self.store, key))["size"]
+            if size == 0:
+                return b""
+            start = max(0, size - length)
+            return await self._obs.get_range_async(self.store, key, start=start, end=size)
         result = await self._obs.get_async(self.store, key, options={"range": {"suffix": length}})
         return await result.bytes_async()
 
