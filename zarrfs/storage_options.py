@@ -227,6 +227,9 @@ def obstore_options(service: str, options: dict) -> tuple[dict, dict, str | None
         if key == "anon" or (service == "gcs" and key == "token" and value == "anon"):
             if value:
                 config["skip_signature"] = "true"
+        elif key == "use_ssl" and service in ("s3", "gcs"):  # s3fs': False for http://
+            if not value:
+                client["allow_http"] = "true"
         elif key == "profile" and service == "s3":
             profile = str(value)
         elif key == "connection_string" and service == "azure":

@@ -31,7 +31,7 @@ from zarrfs.storage_options import (
     obstore_options,
 )
 
-from .store_faults import plain, retry_delay
+from .store_faults import describe, plain, retry_delay
 from .store_request import ByteRequest
 from .transport_defaults import timeout
 
@@ -101,6 +101,8 @@ class Objects:
         credentials = None
         if service == "s3":
             credentials, region = _aws_profile(profile, config)
+            if not (region or _endpoint(service, config) or _aws_region(config)):
+                region = bucket_region(urlsplit(url).netloc)  # s3fs finds it too
             if region:
                 config.setdefault("region", region)
         t = datetime.timedelta(seconds=timeout())
@@ -111,16 +113,23 @@ class Objects:
             "pool_idle_timeout": datetime.timedelta(seconds=60),
             **client,
         }
-        if urlsplit(config.get("endpoint") or url).scheme == "http":
+        if urlsplit(_endpoint(service, config) or url).scheme == "http":
             client.setdefault("allow_http", True)
-        target = _object_url(url, service)
-        store = from_url(
-            target,
-            config=config or None,
-            client_options=client,
-            retry_config={"max_retries": 0, "retry_timeout": _WHOLE_REQUEST},
-            credential_provider=credentials,
-        )
+        try:
+            store = from_url(
+                _object_url(url, service),
+                config=config or None,
+                client_options=client,
+                retry_config={"max_retries": 0, "retry_timeout": _WHOLE_REQUEST},
+                credential_provider=credentials,
+            )
+        except Exception as exc:
+            if type(exc).__name__ == "UnknownConfigurationKeyError" or "Invalid key" in str(exc):
+                raise StorageOptionError(
+                    f"{describe(exc)}; obstore's names for {service} stores, or fsspec's "
+                    "where zarrfs translates them, or -O transport=fsspec"
+                ) from exc
+            raise
         return cls(store, service)
 
     # ------------------------------------------------------------------ reads
@@ -200,6 +209,42 @@ def _object_url(url: str, service: str) -> str:
     if service == "azure" and protocol.lower() in ("abfs", "abfss") and "@" not in rest:
         protocol = "az"
     return f"{protocol}://{rest.rstrip('/')}"
+
+
+def _endpoint(service: str, config: dict) -> str | None:
+    """The endpoint the options or (S3) ``AWS_ENDPOINT_URL`` name, if any."""
+    env = os.environ
+    if service == "s3":
+        return config.get("endpoint") or env.get("AWS_ENDPOINT_URL") or env.get("AWS_ENDPOINT")
+    return config.get("endpoint")
+
+
+#: where AWS tells any bucket's region (in a header, whatever the answer's status)
+REGION_URL = "https://{bucket}.s3.amazonaws.com"
+
+
+def _aws_region(config: dict) -> str | None:
+    env = os.environ
+    return config.get("region") or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+
+
+def bucket_region(bucket: str) -> str | None:
+    """The region of an AWS bucket (one HEAD, as s3fs does on a redirect): object_store signs
+    for us-east-1 unless told, and AWS refuses requests signed for another region than the
+    bucket's. None when AWS cannot be asked (the reads then say what is wrong)."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(REGION_URL.format(bucket=bucket), method="HEAD")
+    try:
+        with urllib.request.urlopen(request, timeout=min(timeout(), 10)) as answer:
+            headers = answer.headers
+    except urllib.error.HTTPError as exc:  # 403 and 301 name the region too
+        headers = exc.headers
+    except (OSError, ValueError) as exc:
+        log.info("cannot ask AWS for the region of bucket %s: %s", bucket, exc)
+        return None
+    return headers.get("x-amz-bucket-region") if headers is not None else None
 
 
 def _environment(service: str) -> dict[str, str]:
