@@ -24,8 +24,11 @@ configuration (zarrfs with its default 512 MiB decoded-chunk cache, tensorstore 
 context, zarr-python as it comes), one fresh handle per case, and a different plane for every
 read (untimed ones included), so the cache grows as in a session and never hits.
 
-Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
-every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
+Over HTTP a child process serves the data with a fixed latency per request (``_common``,
+``--latency MS``); for every read it reports requests and round trips (waves of overlapping
+requests), and for every client the process's CPU time per request. Over HTTP two more clients
+join: zarrfs through fsspec (``transport=fsspec``, its transport before obstore) and
+zarr-python with its own obstore ``ObjectStore``. ``--jitter MS``
 adds a random extra wait of up to MS per answer, as object stores vary: responses then land
 over a spread of time, and decoding early ones while waiting for the rest starts to pay.
 ``--idle MS`` leaves the process idle that long before every timed read, as a viewer or a mount
@@ -212,7 +215,42 @@ class ZarrPython:
         return lambda sel: arr[sel]
 
 
-ENGINES = (Zarrfs, TensorStore, ZarrPython)
+class ZarrfsFsspec(Zarrfs):
+    """zarrfs reading through fsspec (``-O transport=fsspec``), its transport before obstore."""
+
+    name = "zarrfs-fsspec"
+    http_only = True
+
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        self.engine.set_cache_size(CACHE_BYTES[mode])
+        arr = self.engine.open(location, transport="fsspec")
+        return lambda sel: arr[sel]
+
+
+class ZarrPythonObstore(ZarrPython):
+    """zarr-python with its own obstore store (``zarr.storage.ObjectStore``)."""
+
+    name = "zp-obstore"
+    http_only = True
+
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        from obstore.store import HTTPStore
+        from zarr.storage import ObjectStore
+
+        store = ObjectStore(HTTPStore.from_url(location, client_options={"allow_http": True}))
+        arr = self.zarr.open_array(store, mode="r")
+        return lambda sel: arr[sel]
+
+
+ENGINES = (Zarrfs, TensorStore, ZarrPython, ZarrfsFsspec, ZarrPythonObstore)
+#: short names in the tables
+SHORT = {
+    "zarrfs": "zarrfs",
+    "tensorstore": "ts",
+    "zarr-python": "zp",
+    "zarrfs-fsspec": "zf-fsspec",
+    "zp-obstore": "zp-obs",
+}
 
 
 # ------------------------------------------------------------------------------------ cases
@@ -235,6 +273,7 @@ class Result:
     case: Case
     seconds: dict[str, list[float]] = field(default_factory=dict)
     trips: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # (waves, requests)
+    cpu: dict[str, list[float]] = field(default_factory=dict)  # process CPU seconds per read
     zarrfs_stats: list[dict] = field(default_factory=list)
 
     def med(self, engine: str) -> float:
@@ -242,6 +281,11 @@ class Result:
 
     def ratio(self, num: str, den: str) -> float:
         return self.med(num) / self.med(den)
+
+    def cpu_per_request(self, engine: str) -> float:
+        """Median over repeats of the process's CPU seconds per request (decoding included)."""
+        pairs = zip(self.cpu.get(engine, []), self.trips.get(engine, []), strict=False)
+        return median(c / max(1, n) for c, (_, n) in pairs)
 
     def worst_trips(self, engine: str) -> tuple[int, int]:
         return max(self.trips.get(engine, [(0, 0)]))
@@ -291,6 +335,7 @@ class Locations:
 
 def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
     result = Result(case)
+    engines = [e for e in engines if case.transport == "http" or not getattr(e, "http_only", 0)]
     cold = case.mode == "cold"
     # warm and default: one handle each (warm: its caches filled by untimed reads); cold:
     # untimed reads on URLs never used again, so thread pools, HTTP connections and the
@@ -318,7 +363,9 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
             if where.server is not None:
                 where.server.reset()
             time.sleep(cfg.idle)
+            cpu = time.process_time()
             seconds, out = timed(lambda read=read, sel=sel: read(sel))
+            result.cpu.setdefault(e.name, []).append(time.process_time() - cpu)
             if not np.array_equal(np.asarray(out), expected):
                 raise SystemExit(f"{e.name} read wrong data in {case.name}")
             result.seconds.setdefault(e.name, []).append(seconds)
@@ -382,6 +429,26 @@ def print_table(results: list[Result]) -> None:
         print(line)
 
 
+def print_http_peers(results: list[Result]) -> None:
+    http = [r for r in results if r.trips]
+    if not http:
+        return
+    names = [e.name for e in ENGINES]
+    print(
+        "\nHTTP, every client: median ms per read, worst round trips/requests, and the "
+        "process's CPU µs per request (decoding included)"
+    )
+    head = f"{'case':<28}" + "".join(f"{SHORT[n]:>22}" for n in names)
+    print(head)
+    print("-" * len(head))
+    for r in http:
+        cells = []
+        for n in names:
+            trips = "{}/{}".format(*r.worst_trips(n))
+            cells.append(f"{r.med(n) * 1e3:8.1f} {trips:>7} {r.cpu_per_request(n) * 1e6:5.0f}")
+        print(f"{r.case.name:<28}" + "".join(f"{c:>22}" for c in cells))
+
+
 def print_zarrfs_detail(results: list[Result]) -> None:
     print("\nzarrfs per read (medians): decode = seconds summed over decode threads")
     print(f"{'case':<28}{'wall ms':>9}{'decode ms':>10}{'chunks':>8}{'requests':>9}{'MiB':>7}")
@@ -425,6 +492,33 @@ TARGETS = [
         lambda r: (
             r.ratio("zarrfs", "tensorstore") <= 2.0,
             f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: plane from 512 KiB chunks at least 2x faster than zarr-python (fsspec), no "
+        "slower than zarr-python with obstore",
+        lambda c: c.transport == "http" and c.layout.name == "large" and c.selection == "plane",
+        lambda r: (
+            r.ratio("zarr-python", "zarrfs") >= 2.0 and r.ratio("zp-obstore", "zarrfs") >= 1.0,
+            f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}, "
+            f"zp-obstore/zarrfs {r.ratio('zp-obstore', 'zarrfs'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: plane from 32 KiB chunks ahead of tensorstore",
+        lambda c: c.transport == "http" and c.layout.name == "small" and c.selection == "plane",
+        lambda r: (
+            r.ratio("zarrfs", "tensorstore") < 1.0,
+            f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: CPU per request at most half of zarrfs through fsspec",
+        lambda c: c.transport == "http",
+        lambda r: (
+            r.cpu_per_request("zarrfs") <= 0.5 * r.cpu_per_request("zarrfs-fsspec"),
+            f"{r.cpu_per_request('zarrfs') * 1e6:.0f} µs vs "
+            f"{r.cpu_per_request('zarrfs-fsspec') * 1e6:.0f} µs through fsspec",
         ),
     ),
     (
@@ -512,6 +606,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument(
+        "--latency",
+        type=float,
+        default=20.0,
+        metavar="MS",
+        help="the HTTP server's wait before each answer (default: 20)",
+    )
+    parser.add_argument(
         "--jitter",
         type=float,
         default=0.0,
@@ -530,7 +631,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
     cfg = replace(
-        cfg, repeats=args.repeats or cfg.repeats, jitter=args.jitter / 1e3, idle=args.idle / 1e3
+        cfg,
+        repeats=args.repeats or cfg.repeats,
+        jitter=args.jitter / 1e3,
+        idle=args.idle / 1e3,
+        latency=args.latency / 1e3,
     )
     cases = pick(all_cases(cfg), args.cases)
     if not cases:
@@ -555,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     results = run(cases, cfg)
     print_table(results)
+    print_http_peers(results)
     print_zarrfs_detail(results)
     ok = print_targets(results)
     print(f"\n{'all targets PASS' if ok else 'some targets FAIL'}")
