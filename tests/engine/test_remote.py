@@ -405,6 +405,8 @@ def test_user_client_kwargs_keep_the_default_timeout(http_server, volume, monkey
         server.stats.reset()
         arr = zarrfs.open(server.url + "/plain", transport=transport, **headers)
         np.testing.assert_array_equal(arr[1], data[1])
+        listed = engine.store.Store.from_url(server.url, transport=transport, **headers)
+        assert "plain" in listed.list_dir("")[0]  # a listing (an HTML index page) too
         sent = [{k.lower(): v for k, v in r.headers} for r in server.stats.records()]
         assert sent and all(h.get("x-token") == "abc" for h in sent), transport
 

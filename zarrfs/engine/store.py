@@ -114,7 +114,10 @@ class Store:
         trimmed = url.rstrip("/")
         try:
             objects = Objects.open(url, kind, options)
-            fs, root = url_to_fs(url) if kind == "http" else (None, "")
+            fs, root = (None, "")
+            if kind == "http":  # its timeouts, and the headers the user gave
+                headers = {k: v for k, v in options.items() if k in ("headers", "client_kwargs")}
+                fs, root = url_to_fs(url, **merged(default_options(url_protocol(url)), headers))
         except UsageError:  # an option obstore cannot honour: the user's to mend
             raise
         except Exception as exc:  # noqa: BLE001 - obstore's and fsspec's own errors
