@@ -15,6 +15,7 @@ from tests.azurite import AzuriteServer
 from tests.s3server import S3Server
 from tests.servers import HttpServer
 from tests.zarr_oracle import WrittenArray, write_array
+from zarrfs.engine.store_obstore import forget_stores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,6 +39,8 @@ def http_server():
     finally:
         for server in servers:
             server.close()
+        # no pooled connection to a closed server (a later one may reuse its port)
+        forget_stores()
 
 
 @pytest.fixture(scope="session")

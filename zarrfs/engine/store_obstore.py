@@ -20,9 +20,10 @@ import datetime
 import itertools
 import logging
 import os
+import threading
 import time
 from collections.abc import Awaitable
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from zarrfs.storage_options import (
     TRANSPORTS,
@@ -50,6 +51,13 @@ _SERVICES = {
     "https": "http",
 }
 _AZURE_HOSTS = (".blob.core.windows.net", ".dfs.core.windows.net")
+#: what each obstore store depends on in the environment (a new value: a new store)
+_ENV_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_")
+#: obstore stores by everything they were made from; emptied in a forked child, where the
+#: parent's runtime and connections are gone
+_SHARED: dict[str, object] = {}
+_SHARED_LOCK = threading.Lock()
+os.register_at_fork(after_in_child=_SHARED.clear)
 #: a whole request may take this long (each read of it is bounded by ZARRFS_TIMEOUT instead):
 #: a slow but healthy download completes
 _WHOLE_REQUEST = datetime.timedelta(days=1)
@@ -80,61 +88,50 @@ def service(url: str) -> str | None:
 
 
 class Objects:
-    """One obstore store rooted at a store URL: GETs, and listings where the service lists."""
+    """One obstore store rooted at a store URL: GETs, and listings where the service lists.
+    The obstore store (its client, its connection pool) is that of the bucket, container or
+    web server, shared by every store of the process below it with the same options, as
+    fsspec shares its filesystems: a new store reuses the connections the last one opened."""
 
-    def __init__(self, store, service: str):
+    def __init__(self, store, service: str, prefix: str = ""):
         import obstore
 
         self._obs = obstore
         self.store = store
         self.service = service
+        #: the path of the store's URL in the bucket, container or server ("" at its root)
+        self.prefix = prefix
         #: whether the service lists (a plain web server lists through fsspec)
         self.lists = service != "http"
 
     @classmethod
     def open(cls, url: str, service: str, options: dict) -> Objects:
         """The store at ``url`` with fsspec-style ``options``."""
-        from obstore.store import from_url
-
+        base, prefix = _split(url, service)
         config, client, profile = obstore_options(service, options)
-        config = {**_environment(service), **config}
-        credentials = None
-        if service == "s3":
-            credentials, region = _aws_profile(profile, config)
-            if not (region or _endpoint(service, config) or _aws_region(config)):
-                region = bucket_region(urlsplit(url).netloc)  # s3fs finds it too
-            if region:
-                config.setdefault("region", region)
-        t = datetime.timedelta(seconds=timeout())
-        client = {
-            "connect_timeout": t,
-            "read_timeout": t,
-            "timeout": _WHOLE_REQUEST,
-            "pool_idle_timeout": datetime.timedelta(seconds=60),
-            **client,
-        }
-        if urlsplit(_endpoint(service, config) or url).scheme == "http":
-            client.setdefault("allow_http", True)
-        try:
-            store = from_url(
-                _object_url(url, service),
-                config=config or None,
-                client_options=client,
-                retry_config={"max_retries": 0, "retry_timeout": _WHOLE_REQUEST},
-                credential_provider=credentials,
-            )
-        except Exception as exc:
-            if type(exc).__name__ == "UnknownConfigurationKeyError" or "Invalid key" in str(exc):
-                raise StorageOptionError(
-                    f"{describe(exc)}; obstore's names for {service} stores, or fsspec's "
-                    "where zarrfs translates them, or -O transport=fsspec"
-                ) from exc
-            raise
-        return cls(store, service)
+        environment = tuple(
+            sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES))
+        )
+        identity = repr((service, base, config, client, profile, environment, timeout()))
+        with _SHARED_LOCK:
+            store = _SHARED.get(identity)
+        if store is None:
+            store = _new_store(base, service, config, client, profile)
+            with _SHARED_LOCK:
+                store = _SHARED.setdefault(identity, store)
+        return cls(store, service, prefix)
+
+    def key(self, key: str) -> str:
+        """A key of the store as a path in the bucket, container or server."""
+        if not self.prefix:
+            return key
+        return f"{self.prefix}/{key}" if key else self.prefix
 
     # ------------------------------------------------------------------ reads
     def start(self, key: str, req: ByteRequest) -> Awaitable:
         """One GET, started on the event loop's thread: an awaitable of its body."""
+        if self.prefix:
+            key = f"{self.prefix}/{key}"
         if req.start is None:
             return self._whole(key)
         if req.start < 0:
@@ -169,8 +166,9 @@ class Objects:
     # --------------------------------------------------------------- listings
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(child prefixes, child objects) directly under ``prefix``, names only."""
+        path = self.key(prefix)
         found = self._retried(
-            prefix, lambda: self._obs.list_with_delimiter(self.store, prefix or None)
+            prefix, lambda: self._obs.list_with_delimiter(self.store, path or None)
         )
         dirs = [p.rstrip("/").rsplit("/", 1)[-1] for p in found["common_prefixes"]]
         files = [m["path"].rsplit("/", 1)[-1] for m in found["objects"]]
@@ -179,9 +177,11 @@ class Objects:
     def find(self, prefix: str) -> dict[str, int]:
         """Every object below ``prefix`` (keys of this store) with its size."""
 
+        path, cut = self.key(prefix), len(self.prefix) + 1 if self.prefix else 0
+
         def every() -> dict[str, int]:
-            stream = self._obs.list(self.store, prefix or None, chunk_size=1000)
-            return {m["path"]: int(m["size"]) for batch in stream for m in batch}
+            stream = self._obs.list(self.store, path or None, chunk_size=1000)
+            return {m["path"][cut:]: int(m["size"]) for batch in stream for m in batch}
 
         return self._retried(prefix, every)
 
@@ -201,14 +201,66 @@ class Objects:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _object_url(url: str, service: str) -> str:
-    """The URL obstore parses: ``s3a``/``gcs`` as ``s3``/``gs``, no trailing slash (obstore
-    would double it), ``abfs://container/path`` (adlfs' spelling) as ``az://``."""
+def forget_stores() -> None:
+    """Drop the shared obstore stores (their connections close once no store uses them)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+
+
+def _new_store(base: str, service: str, config: dict, client: dict, profile: str | None):
+    """obstore's store of ``base`` (a bucket, container or web server), with zarrfs's
+    timeouts, obstore's retries off, and the credentials of an AWS profile."""
+    from obstore.store import from_url
+
+    config = {**_environment(service), **config}
+    credentials = None
+    if service == "s3":
+        credentials, region = _aws_profile(profile, config)
+        if not (region or _endpoint(service, config) or _aws_region(config)):
+            region = bucket_region(urlsplit(base).netloc)  # s3fs finds it too
+        if region:
+            config.setdefault("region", region)
+    t = datetime.timedelta(seconds=timeout())
+    client = {
+        "connect_timeout": t,
+        "read_timeout": t,
+        "timeout": _WHOLE_REQUEST,
+        "pool_idle_timeout": datetime.timedelta(seconds=60),
+        **client,
+    }
+    if urlsplit(_endpoint(service, config) or base).scheme == "http":
+        client.setdefault("allow_http", True)
+    try:
+        return from_url(
+            base,
+            config=config or None,
+            client_options=client,
+            retry_config={"max_retries": 0, "retry_timeout": _WHOLE_REQUEST},
+            credential_provider=credentials,
+        )
+    except Exception as exc:
+        if type(exc).__name__ == "UnknownConfigurationKeyError" or "Invalid key" in str(exc):
+            raise StorageOptionError(
+                f"{describe(exc)}; obstore's names for {service} stores, or fsspec's "
+                "where zarrfs translates them, or -O transport=fsspec"
+            ) from exc
+        raise
+
+
+def _split(url: str, service: str) -> tuple[str, str]:
+    """``(base, prefix)``: the URL of the bucket, container or web server that obstore opens
+    (``s3a``/``gcs`` as ``s3``/``gs``, adlfs' ``abfs://container/path`` as ``az://``), and
+    the store's path inside it."""
     protocol, rest = url.split("://", 1)
-    protocol = {"s3a": "s3", "gcs": "gs"}.get(protocol.lower(), protocol)
-    if service == "azure" and protocol.lower() in ("abfs", "abfss") and "@" not in rest:
+    protocol = {"s3a": "s3", "gcs": "gs"}.get(protocol.lower(), protocol.lower())
+    if service == "azure" and protocol in ("abfs", "abfss") and "@" not in rest.split("/")[0]:
         protocol = "az"
-    return f"{protocol}://{rest.rstrip('/')}"
+    parts = urlsplit(f"{protocol}://{rest}")
+    origin, path = f"{protocol}://{parts.netloc}", unquote(parts.path).strip("/")
+    if service == "azure" and protocol in ("http", "https"):  # the container is the path's first
+        container, _, path = path.partition("/")
+        origin = f"{origin}/{container}"
+    return origin, path
 
 
 def _endpoint(service: str, config: dict) -> str | None:
