@@ -434,3 +434,41 @@ def test_s3_reads_each_object_with_one_get(s3_store, volume, monkeypatch):
     calls.clear()
     np.testing.assert_array_equal(arr[...], data)
     assert calls and set(calls) == {"get_object"}
+
+
+@pytest.mark.parametrize("transport", ["obstore", "fsspec"])
+def test_a_server_that_ignores_ranges_still_reads_right(tmp_path, zarr_writer, transport):
+    """``python -m http.server`` answers every Range request with the whole file (200): the
+    asked bytes are sliced out of it (obstore refuses such an answer once; the store then reads
+    that server's objects whole), for shard indexes and inner chunks as for whole chunks."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    from zarrfs.engine.store import ByteRequest, Store
+
+    data = np.arange(64 * 64, dtype="<u2").reshape(64, 64)
+    w = zarr_writer(data, path="s", chunks=(8, 8), shards=(32, 32))
+    (w.root / "empty").write_bytes(b"")
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(w.root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}"
+        arr = zarrfs.open(f"{url}/s", transport=transport)
+        np.testing.assert_array_equal(arr[3:40, 5:61], data[3:40, 5:61])
+        store = Store.from_url(url, transport=transport)
+        whole = (w.root / "s" / "c" / "0" / "0").read_bytes()
+        requests = [
+            ByteRequest("s/c/0/0", 10, 30),
+            ByteRequest("s/c/0/0", -16),
+            ByteRequest("empty"),
+        ]
+        assert store.fetch(requests) == [whole[10:30], whole[-16:], b""]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -49,6 +49,7 @@ from .store_faults import (
     is_stall,
     is_unreachable,
     retry_delay,
+    status,
 )
 from .store_obstore import Objects
 from .store_request import ByteRequest, Fetched, asked_bytes
@@ -244,6 +245,8 @@ class Store:
             return asked_bytes(req, raw, self.url)
         if self._is_absent(raw):
             return None
+        if req.start is None and status(raw) == 416:  # bytes=0-: nothing to give, so empty
+            return b""
         if isinstance(raw, StoreError):
             return raw
         err: StoreError

@@ -44,6 +44,8 @@ def retry_delay(key: str, exc: BaseException, attempt: int) -> float | None:
     """Seconds to wait before retrying a request (for ``key``) whose attempt number ``attempt``
     (from 0) failed with ``exc``; None when it is not retried (not transient, or out of
     attempts). A stall is retried once only: each attempt waits the whole timeout."""
+    if isinstance(exc, RangeIgnored):  # asked again at once, whole (store_obstore)
+        return 0.0 if attempt == 0 else None
     limit = STALL_RETRIES if is_stall(exc) else RETRIES
     if attempt >= limit or not is_transient(exc):
         return None
@@ -122,6 +124,10 @@ class TransportDropped(ConnectionAbortedError):
     """The connection was dropped before an answer came."""
 
 
+class RangeIgnored(OSError):
+    """The server answered a Range request with the whole object (obstore refuses that)."""
+
+
 class TransportBodyCut(ConnectionResetError):
     """The answer's body ended before its length (a truncated response)."""
 
@@ -147,7 +153,9 @@ def plain(exc: BaseException) -> BaseException:
     first = text.split("\n", 1)[0].strip()
     name = type(exc).__name__
     out: BaseException
-    if name == "PermissionDeniedError":
+    if name == "NotSupportedError" and "Range request not supported" in text:
+        out = RangeIgnored(first)
+    elif name == "PermissionDeniedError":
         out = PermissionError(first)
     elif name == "UnauthenticatedError":
         out = TransportStatusError(first, 401)

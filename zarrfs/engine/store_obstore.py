@@ -16,6 +16,7 @@ and shared credential files (through botocore, which s3fs brings), and Azure's
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import itertools
 import logging
@@ -32,7 +33,7 @@ from zarrfs.storage_options import (
     obstore_options,
 )
 
-from .store_faults import describe, plain, retry_delay
+from .store_faults import RangeIgnored, describe, plain, retry_delay
 from .store_request import ByteRequest
 from .transport_defaults import timeout
 
@@ -58,6 +59,9 @@ _ENV_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_")
 _SHARED: dict[str, object] = {}
 _SHARED_LOCK = threading.Lock()
 os.register_at_fork(after_in_child=_SHARED.clear)
+#: the end of the range that asks for a whole object (RFC 9110: an end past the object's
+#: is its end)
+_PAST_ANY_END = 2**62
 #: a whole request may take this long (each read of it is bounded by ZARRFS_TIMEOUT instead):
 #: a slow but healthy download completes
 _WHOLE_REQUEST = datetime.timedelta(days=1)
@@ -103,6 +107,8 @@ class Objects:
         self.prefix = prefix
         #: whether the service lists (a plain web server lists through fsspec)
         self.lists = service != "http"
+        #: whether the server answers Range requests (False once it was seen ignoring one)
+        self.ranges = True
 
     @classmethod
     def open(cls, url: str, service: str, options: dict) -> Objects:
@@ -129,22 +135,44 @@ class Objects:
 
     # ------------------------------------------------------------------ reads
     def start(self, key: str, req: ByteRequest) -> Awaitable:
-        """One GET, started on the event loop's thread: an awaitable of its body."""
+        """One GET, started on the event loop's thread: an awaitable of its body. A whole
+        object is asked as the range from 0 to far past any end (one future from Rust instead
+        of two: the response, then its body); the object is empty where that is answered 416
+        (the store's concern). A server that ignores ranges fails such a request once
+        (:class:`~.store_faults.RangeIgnored`, retried at once): from then on its objects are
+        read whole, and the store slices the ranges it asked."""
         if self.prefix:
             key = f"{self.prefix}/{key}"
-        if req.start is None:
-            return self._whole(key)
-        if req.start < 0:
-            return self._suffix(key, -req.start)
-        if req.end is None:
-            return self._from(key, req.start)
-        if req.end <= req.start:
-            return self._nothing()
-        return self._obs.get_range_async(self.store, key, start=req.start, end=req.end)
+        if not self.ranges:
+            return self._whole(key, req)
+        if req.start is None or req.start >= 0:
+            if req.end is not None and req.end <= req.start:
+                return self._nothing()
+            future = self._obs.get_range_async(
+                self.store,
+                key,
+                start=req.start or 0,
+                end=_PAST_ANY_END if req.end is None else req.end,
+            )
+        else:
+            future = asyncio.ensure_future(self._suffix(key, -req.start))
+        future.add_done_callback(self._ranges_ignored)
+        return future
 
-    async def _whole(self, key: str):
+    def _ranges_ignored(self, future: asyncio.Future) -> None:
+        exc = None if future.cancelled() else future.exception()
+        if exc is not None and isinstance(plain(exc), RangeIgnored):
+            log.info("%s ignores Range requests: reading its objects whole", self.store)
+            self.ranges = False
+
+    async def _whole(self, key: str, req: ByteRequest):
+        """The whole object, sliced as ``req`` asks (a server that ignores ranges)."""
         result = await self._obs.get_async(self.store, key)
-        return await result.bytes_async()
+        data = await result.bytes_async()
+        if req.start is None:
+            return data
+        data = bytes(data)
+        return data[req.start :] if req.start < 0 else data[req.start : req.end]
 
     async def _suffix(self, key: str, length: int):
         if self.service == "azure":  # Blob Storage takes no suffix range: its size first
@@ -154,10 +182,6 @@ class Objects:
             start = max(0, size - length)
             return await self._obs.get_range_async(self.store, key, start=start, end=size)
         result = await self._obs.get_async(self.store, key, options={"range": {"suffix": length}})
-        return await result.bytes_async()
-
-    async def _from(self, key: str, offset: int):
-        result = await self._obs.get_async(self.store, key, options={"range": {"offset": offset}})
         return await result.bytes_async()
 
     async def _nothing(self) -> bytes:
