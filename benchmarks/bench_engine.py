@@ -449,6 +449,53 @@ def print_http_peers(results: list[Result]) -> None:
         print(f"{r.case.name:<28}" + "".join(f"{c:>22}" for c in cells))
 
 
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's threads, summed by kind: obstore's Rust runtime
+    ("tokio") and everything else ("python": the caller, fsspec's loop, the pools)."""
+    out = {"tokio": 0.0, "python": 0.0}
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = (task / "comm").read_text().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        ticks = int(stat[11]) + int(stat[12])  # utime + stime
+        out["tokio" if name.startswith("tokio") else "python"] += ticks / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def transport_cpu(cfg: Config, repeats: int) -> None:
+    """The transports alone: the store's fetch of every chunk of a plane (no decoding), CPU
+    per request of obstore (its Rust threads apart) and of fsspec, interleaved, fresh store
+    and URL each time (connections kept, as in a session)."""
+    from zarrfs.engine.store import ByteRequest, Store
+
+    print(f"\ntransport alone: a plane's chunks fetched, CPU µs per request ({repeats} x 10 reads)")
+    with ServedDirectory(DATA, cfg.latency, cfg.jitter) as server:
+        for lay in layouts(cfg.side)[:2]:
+            ny, nx = cfg.side // lay.chunks[1], cfg.side // lay.chunks[2]
+            keys = [f"c/{cfg.depth // 2}/{y}/{x}" for y in range(ny) for x in range(nx)]
+            cpu: dict[str, list[dict[str, float]]] = {"obstore": [], "fsspec": []}
+            for rep, transport in itertools.product(range(repeats), cpu):
+                url = f"{server.alias_url(f'{transport}{rep}')}/{dataset_path(lay, cfg).name}"
+                store = Store.from_url(url, transport=transport)
+                store.fetch([ByteRequest(k) for k in keys])  # connections open
+                before = _thread_cpu()
+                for _ in range(10):
+                    store.fetch([ByteRequest(k) for k in keys])
+                after = _thread_cpu()
+                n = 10 * len(keys)
+                cpu[transport].append({k: (after[k] - before[k]) / n for k in after})
+            for transport, runs in cpu.items():
+                python = median(r["python"] for r in runs) * 1e6
+                tokio = median(r["tokio"] for r in runs) * 1e6
+                print(
+                    f"  {lay.name:<6} {len(keys):4d} requests  {transport:<8} "
+                    f"python threads {python:6.0f}  Rust threads {tokio:6.0f}  "
+                    f"total {python + tokio:6.0f}"
+                )
+
+
 def print_zarrfs_detail(results: list[Result]) -> None:
     print("\nzarrfs per read (medians): decode = seconds summed over decode threads")
     print(f"{'case':<28}{'wall ms':>9}{'decode ms':>10}{'chunks':>8}{'requests':>9}{'MiB':>7}")
@@ -606,6 +653,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument(
+        "--transport-cpu",
+        action="store_true",
+        help="also measure the transports alone (CPU per request of a plane's fetch)",
+    )
+    parser.add_argument(
         "--latency",
         type=float,
         default=20.0,
@@ -661,6 +713,8 @@ def main(argv: list[str] | None = None) -> int:
     results = run(cases, cfg)
     print_table(results)
     print_http_peers(results)
+    if args.transport_cpu:
+        transport_cpu(cfg, min(cfg.repeats, 5))
     print_zarrfs_detail(results)
     ok = print_targets(results)
     print(f"\n{'all targets PASS' if ok else 'some targets FAIL'}")

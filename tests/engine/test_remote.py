@@ -472,3 +472,17 @@ def test_a_server_that_ignores_ranges_still_reads_right(tmp_path, zarr_writer, t
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_without_obstore_fsspec_reads_what_it_can(http_server, volume, monkeypatch):
+    from zarrfs.engine import store_obstore
+    from zarrfs.engine.store import Store
+
+    root, data = volume
+    server = http_server(root)
+    monkeypatch.setattr(store_obstore, "available", lambda: False)
+    store = Store.from_url(server.url + "/plain")
+    assert store.objects is None and store.fs is not None
+    np.testing.assert_array_equal(zarrfs.open(server.url + "/plain")[1], data[1])
+    with pytest.raises(engine.StoreError, match=r"zarrfs\[remote\]"):
+        Store.from_url("az://container/x", account_name="a")

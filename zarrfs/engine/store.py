@@ -84,7 +84,14 @@ class Store:
         given = dict(storage_options)
         kind = store_obstore.service(url)
         if store_obstore.transport(given) == "obstore" and kind is not None:
-            return cls._over_obstore(url, kind, given)
+            if store_obstore.available():
+                return cls._over_obstore(url, kind, given)
+            if kind == "azure":
+                raise StoreError(
+                    f"cannot open {url!r}: Azure stores need obstore "
+                    "(pip install 'zarrfs[remote]')",
+                    path=url,
+                )
         options = merged(default_options(protocol), given)
         follow_symlinks = confine.pop_follow_symlinks(options)
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import importlib.util
 import itertools
 import logging
 import os
@@ -77,6 +78,12 @@ def transport(options: dict) -> str:
             "(-O transport=... or ZARRFS_TRANSPORT)"
         )
     return name
+
+
+def available() -> bool:
+    """Whether obstore is installed (it comes with the ``remote`` extra; without it, fsspec
+    reads every store it can)."""
+    return importlib.util.find_spec("obstore") is not None
 
 
 def service(url: str) -> str | None:
