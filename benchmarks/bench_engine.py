@@ -24,8 +24,11 @@ configuration (zarrfs with its default 512 MiB decoded-chunk cache, tensorstore 
 context, zarr-python as it comes), one fresh handle per case, and a different plane for every
 read (untimed ones included), so the cache grows as in a session and never hits.
 
-Over HTTP a child process serves the data with a fixed latency per request (``_common``); for
-every read it reports requests and round trips (waves of overlapping requests). ``--jitter MS``
+Over HTTP a child process serves the data with a fixed latency per request (``_common``,
+``--latency MS``); for every read it reports requests and round trips (waves of overlapping
+requests), and for every client the process's CPU time per request. Over HTTP two more clients
+join: zarrfs through fsspec (``transport=fsspec``, its transport before obstore) and
+zarr-python with its own obstore ``ObjectStore``. ``--jitter MS``
 adds a random extra wait of up to MS per answer, as object stores vary: responses then land
 over a spread of time, and decoding early ones while waiting for the rest starts to pay.
 ``--idle MS`` leaves the process idle that long before every timed read, as a viewer or a mount
@@ -229,8 +232,8 @@ class ZarrPython:
 
 class ZarrfsManyThreads(ZarrfsPython):
     """zarrfs's Python pipeline as with ``ZARRFS_DECODE_THREADS=16``, interleaved with the
-    others in one run: its own decode pool of 16 workers, swapped in around each of its reads (more threads
-    must never make a read slower: no convoy on the GIL)."""
+    others in one run: its own decode pool of 16 workers, swapped in around each of its
+    reads (more threads must never make a read slower: no convoy on the GIL)."""
 
     name = "zarrfs@16"
     THREADS = 16
@@ -258,7 +261,44 @@ class ZarrfsManyThreads(ZarrfsPython):
         return many
 
 
-ENGINES = (Zarrfs, ZarrfsPython, TensorStore, ZarrPython)
+class ZarrfsFsspec(Zarrfs):
+    """zarrfs reading through fsspec (``-O transport=fsspec``), its transport before obstore."""
+
+    name = "zarrfs-fsspec"
+    http_only = True
+
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        self.engine.set_cache_size(CACHE_BYTES[mode])
+        arr = self.engine.open(location, transport="fsspec")
+        return lambda sel: arr[sel]
+
+
+class ZarrPythonObstore(ZarrPython):
+    """zarr-python with its own obstore store (``zarr.storage.ObjectStore``)."""
+
+    name = "zp-obstore"
+    http_only = True
+
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        from obstore.store import HTTPStore
+        from zarr.storage import ObjectStore
+
+        store = ObjectStore(HTTPStore.from_url(location, client_options={"allow_http": True}))
+        arr = self.zarr.open_array(store, mode="r")
+        return lambda sel: arr[sel]
+
+
+ENGINES = (Zarrfs, ZarrfsPython, TensorStore, ZarrPython, ZarrfsFsspec, ZarrPythonObstore)
+#: short names in the tables
+SHORT = {
+    "zarrfs": "zarrfs",
+    "zarrfs-py": "zf-py",
+    "zarrfs@16": "zf@16",
+    "tensorstore": "ts",
+    "zarr-python": "zp",
+    "zarrfs-fsspec": "zf-fsspec",
+    "zp-obstore": "zp-obs",
+}
 
 
 # ------------------------------------------------------------------------------------ cases
@@ -281,6 +321,7 @@ class Result:
     case: Case
     seconds: dict[str, list[float]] = field(default_factory=dict)
     trips: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # (waves, requests)
+    cpu: dict[str, list[float]] = field(default_factory=dict)  # process CPU seconds per read
     zarrfs_stats: list[dict] = field(default_factory=list)
 
     def med(self, engine: str) -> float:
@@ -288,6 +329,11 @@ class Result:
 
     def ratio(self, num: str, den: str) -> float:
         return self.med(num) / self.med(den)
+
+    def cpu_per_request(self, engine: str) -> float:
+        """Median over repeats of the process's CPU seconds per request (decoding included)."""
+        pairs = zip(self.cpu.get(engine, []), self.trips.get(engine, []), strict=False)
+        return median(c / max(1, n) for c, (_, n) in pairs)
 
     def worst_trips(self, engine: str) -> tuple[int, int]:
         return max(self.trips.get(engine, [(0, 0)]))
@@ -337,6 +383,7 @@ class Locations:
 
 def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
     result = Result(case)
+    engines = [e for e in engines if case.transport == "http" or not getattr(e, "http_only", 0)]
     cold = case.mode == "cold"
     # warm and default: one handle each (warm: its caches filled by untimed reads); cold:
     # untimed reads on URLs never used again, so thread pools, HTTP connections and the
@@ -364,7 +411,9 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
             if where.server is not None:
                 where.server.reset()
             time.sleep(cfg.idle)
+            cpu = time.process_time()
             seconds, out = timed(lambda read=read, sel=sel: read(sel))
+            result.cpu.setdefault(e.name, []).append(time.process_time() - cpu)
             if not np.array_equal(np.asarray(out), expected):
                 raise SystemExit(f"{e.name} read wrong data in {case.name}")
             result.seconds.setdefault(e.name, []).append(seconds)
@@ -434,6 +483,73 @@ def print_table(results: list[Result]) -> None:
         print(line)
 
 
+def print_http_peers(results: list[Result]) -> None:
+    http = [r for r in results if r.trips]
+    if not http:
+        return
+    names = [e.name for e in ENGINES]
+    print(
+        "\nHTTP, every client: median ms per read, worst round trips/requests, and the "
+        "process's CPU µs per request (decoding included)"
+    )
+    head = f"{'case':<28}" + "".join(f"{SHORT[n]:>22}" for n in names)
+    print(head)
+    print("-" * len(head))
+    for r in http:
+        cells = []
+        for n in names:
+            trips = "{}/{}".format(*r.worst_trips(n))
+            cells.append(f"{r.med(n) * 1e3:8.1f} {trips:>7} {r.cpu_per_request(n) * 1e6:5.0f}")
+        print(f"{r.case.name:<28}" + "".join(f"{c:>22}" for c in cells))
+
+
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's threads, summed by kind: obstore's Rust runtime
+    ("tokio") and everything else ("python": the caller, fsspec's loop, the pools)."""
+    out = {"tokio": 0.0, "python": 0.0}
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            name = (task / "comm").read_text().strip()
+        except OSError:  # the thread ended meanwhile
+            continue
+        ticks = int(stat[11]) + int(stat[12])  # utime + stime
+        out["tokio" if name.startswith("tokio") else "python"] += ticks / os.sysconf("SC_CLK_TCK")
+    return out
+
+
+def transport_cpu(cfg: Config, repeats: int) -> None:
+    """The transports alone: the store's fetch of every chunk of a plane (no decoding), CPU
+    per request of obstore (its Rust threads apart) and of fsspec, interleaved, fresh store
+    and URL each time (connections kept, as in a session)."""
+    from zarrfs.engine.store import ByteRequest, Store
+
+    print(f"\ntransport alone: a plane's chunks fetched, CPU µs per request ({repeats} x 10 reads)")
+    with ServedDirectory(DATA, cfg.latency, cfg.jitter) as server:
+        for lay in layouts(cfg.side)[:2]:
+            ny, nx = cfg.side // lay.chunks[1], cfg.side // lay.chunks[2]
+            keys = [f"c/{cfg.depth // 2}/{y}/{x}" for y in range(ny) for x in range(nx)]
+            cpu: dict[str, list[dict[str, float]]] = {"obstore": [], "fsspec": []}
+            for rep, transport in itertools.product(range(repeats), cpu):
+                url = f"{server.alias_url(f'{transport}{rep}')}/{dataset_path(lay, cfg).name}"
+                store = Store.from_url(url, transport=transport)
+                store.fetch([ByteRequest(k) for k in keys])  # connections open
+                before = _thread_cpu()
+                for _ in range(10):
+                    store.fetch([ByteRequest(k) for k in keys])
+                after = _thread_cpu()
+                n = 10 * len(keys)
+                cpu[transport].append({k: (after[k] - before[k]) / n for k in after})
+            for transport, runs in cpu.items():
+                python = median(r["python"] for r in runs) * 1e6
+                tokio = median(r["tokio"] for r in runs) * 1e6
+                print(
+                    f"  {lay.name:<6} {len(keys):4d} requests  {transport:<8} "
+                    f"python threads {python:6.0f}  Rust threads {tokio:6.0f}  "
+                    f"total {python + tokio:6.0f}"
+                )
+
+
 def print_zarrfs_detail(results: list[Result]) -> None:
     print("\nzarrfs-py per read (medians): decode = seconds summed over decode threads")
     print(f"{'case':<28}{'wall ms':>9}{'decode ms':>10}{'chunks':>8}{'requests':>9}{'MiB':>7}")
@@ -477,6 +593,33 @@ TARGETS = [
         lambda r: (
             r.ratio("zarrfs", "tensorstore") <= 2.0,
             f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: plane from 512 KiB chunks at least 2x faster than zarr-python (fsspec), no "
+        "slower than zarr-python with obstore",
+        lambda c: c.transport == "http" and c.layout.name == "large" and c.selection == "plane",
+        lambda r: (
+            r.ratio("zarr-python", "zarrfs") >= 2.0 and r.ratio("zp-obstore", "zarrfs") >= 1.0,
+            f"zp/zarrfs {r.ratio('zarr-python', 'zarrfs'):.2f}, "
+            f"zp-obstore/zarrfs {r.ratio('zp-obstore', 'zarrfs'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: plane from 32 KiB chunks ahead of tensorstore",
+        lambda c: c.transport == "http" and c.layout.name == "small" and c.selection == "plane",
+        lambda r: (
+            r.ratio("zarrfs", "tensorstore") < 1.0,
+            f"zarrfs/ts {r.ratio('zarrfs', 'tensorstore'):.2f}",
+        ),
+    ),
+    (
+        "HTTP: CPU per request at most half of zarrfs through fsspec",
+        lambda c: c.transport == "http",
+        lambda r: (
+            r.cpu_per_request("zarrfs") <= 0.5 * r.cpu_per_request("zarrfs-fsspec"),
+            f"{r.cpu_per_request('zarrfs') * 1e6:.0f} µs vs "
+            f"{r.cpu_per_request('zarrfs-fsspec') * 1e6:.0f} µs through fsspec",
         ),
     ),
     (
@@ -663,6 +806,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repeats", type=int, help="override the number of repeats")
     parser.add_argument(
+        "--transport-cpu",
+        action="store_true",
+        help="also measure the transports alone (CPU per request of a plane's fetch)",
+    )
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=20.0,
+        metavar="MS",
+        help="the HTTP server's wait before each answer (default: 20)",
+    )
+    parser.add_argument(
         "--jitter",
         type=float,
         default=0.0,
@@ -698,7 +853,11 @@ def main(argv: list[str] | None = None) -> int:
         engine.set_threads(decode=args.decode_threads)
     cfg = QUICK if args.quick else FULL
     cfg = replace(
-        cfg, repeats=args.repeats or cfg.repeats, jitter=args.jitter / 1e3, idle=args.idle / 1e3
+        cfg,
+        repeats=args.repeats or cfg.repeats,
+        jitter=args.jitter / 1e3,
+        idle=args.idle / 1e3,
+        latency=args.latency / 1e3,
     )
     cases = pick(all_cases(cfg), args.cases)
     if not cases:
@@ -724,6 +883,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     results = run(cases, cfg, convoy=args.convoy)
     print_table(results)
+    print_http_peers(results)
+    if args.transport_cpu:
+        transport_cpu(cfg, min(cfg.repeats, 5))
     print_zarrfs_detail(results)
     ok = print_targets(results)
     ok &= print_chunk_overhead(cfg)

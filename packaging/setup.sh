@@ -9,9 +9,9 @@ venv="${ZARRFS_VENV:-$repo/.venv}"
 # desktop-file-utils: the tests validate the desktop entry `zarrfs desktop install` writes.
 apt_packages=(python3 python3-venv python3-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
               libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
-              netcdf-bin desktop-file-utils)
+              netcdf-bin desktop-file-utils nodejs npm)
 # netcdf-bin: ncgen/nccopy write the NCZarr stores of the tests; desktop-file-utils: the desktop
-# entry's tests validate it
+# entry's tests validate it; nodejs, npm: Azurite, the Azure Blob Storage emulator of the tests
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -36,4 +36,13 @@ if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] \
     # constraints.txt: the versions the suite last passed with (a fast, repeatable resolve)
     "$venv/bin/python" -m pip install -q -c "$repo/packaging/constraints.txt" -e "$repo[dev]"
     touch "$stamp"
+fi
+
+# Azurite (Azure Blob Storage's emulator) for the Azure tests, beside the repository in .node/
+# (tests/azurite.py looks there); pinned: 3.35 asks for Node >= 10 (later ones for Node 22)
+azurite_version=3.35.0
+if [ ! -x "$repo/.node/node_modules/.bin/azurite-blob" ] \
+        || ! grep -q "\"version\": \"$azurite_version\"" "$repo/.node/node_modules/azurite/package.json"; then
+    echo "setup: installing azurite $azurite_version into $repo/.node" >&2
+    npm install --prefix "$repo/.node" --no-audit --no-fund --loglevel=error "azurite@$azurite_version"
 fi

@@ -1,4 +1,4 @@
-"""Fixtures every test package shares: loopback HTTP and S3 servers, the conformance corpus,
+"""Fixtures every test package shares: loopback HTTP, S3 and Azure servers, the conformance corpus,
 and zarr-python as the oracle writer.
 
 Servers started here are always shut down in ``finally``, even when the test fails.
@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.azurite import AzuriteServer
 from tests.s3server import S3Server
 from tests.servers import HttpServer
 from tests.zarr_oracle import WrittenArray, write_array
+from zarrfs.engine.store_obstore import forget_stores
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,6 +39,8 @@ def http_server():
     finally:
         for server in servers:
             server.close()
+        # no pooled connection to a closed server (a later one may reuse its port)
+        forget_stores()
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +63,27 @@ def s3_store(s3_server):
     def upload(local_dir: str | Path, prefix: str = "store") -> tuple[str, dict]:
         url = s3_server.upload_dir(local_dir, prefix=prefix)
         return url, s3_server.storage_options()
+
+    return upload
+
+
+@pytest.fixture(scope="session")
+def azurite():
+    """One Azurite blob service for the session (a free port, a temporary folder)."""
+    server = AzuriteServer()
+    try:
+        yield server.start()
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def azure_store(azurite):
+    """Factory: ``azure_store(local_dir, prefix="store") -> (az_url, storage_options)``, the
+    options with the account key; every call uploads into a fresh container."""
+
+    def upload(local_dir: str | Path, prefix: str = "store") -> tuple[str, dict]:
+        return azurite.upload_dir(local_dir, prefix=prefix), azurite.storage_options()
 
     return upload
 

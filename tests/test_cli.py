@@ -587,3 +587,35 @@ def test_get_writes_complex_tiff_as_the_mount_offers_it(zarr_writer, tmp_path, d
     got = tifffile.imread(out)
     assert got.dtype == np.dtype(dtype).newbyteorder("=")
     np.testing.assert_array_equal(got, values)
+
+
+def test_azure_info_and_get_via_cli(azure_store, azurite, store, tmp_path, capsys, monkeypatch):
+    """Over Azurite: the account key as -O options, then the connection string alone (as the
+    az CLI and Azurite give it) in the environment."""
+    root, data = store
+    url, options = azure_store(root)
+    flags = [f"-O{key}={value}" for key, value in options.items()]
+    assert main(["info", url + "/g/vol", "--json", *flags]) == 0, capsys.readouterr().err
+    assert json.loads(capsys.readouterr().out)["shape"] == list(data.shape)
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite.connection_string)
+    out = tmp_path / "vol.npy"
+    assert main(["get", url + "/g/vol", "[1:, ::2]", "-o", str(out)]) == 0
+    np.testing.assert_array_equal(np.load(out), data[1:, ::2])
+
+
+def test_an_option_obstore_cannot_honour_is_a_usage_error(s3_store, store, capsys):
+    root, _ = store
+    url, options = s3_store(root)
+    flags = [
+        "--endpoint-url",
+        options["endpoint_url"],
+        "-O",
+        "config_kwargs.max_pool_connections=20",
+    ]
+    with pytest.raises(SystemExit) as exit_status:
+        main(["info", url + "/g/vol", *flags])
+    assert exit_status.value.code == 2
+    err = capsys.readouterr().err
+    assert "config_kwargs.max_pool_connections" in err and "transport=fsspec" in err
+    # read through fsspec, where s3fs takes it
+    assert main(["info", url + "/g/vol", *flags, "-O", "transport=fsspec"]) == 0

@@ -146,3 +146,12 @@ def test_malformed_cf_attributes_open_with_the_stored_values(tmp_path, attrs):
     assert np.array_equal(ds["data"].values, data)
     assert ds["data"].attrs == {"long_name": "kept"}
     assert ds["data"].encoding["zarrfs_malformed_attributes"] == attrs
+
+
+@pytest.mark.parametrize("kind", ["s3", "azure"])
+def test_over_object_stores(tmp_path, request, kind):
+    """S3 (moto) and Azure Blob Storage (Azurite) through obstore, Dask chunks included."""
+    url = write_xarray(tmp_path / "c.zarr", 3, consolidated=True)
+    remote, options = request.getfixturevalue(f"{kind}_store")(tmp_path / "c.zarr")
+    ds = _open(remote, storage_options=options)
+    xr.testing.assert_identical(ds.load(), xr.open_zarr(str(url)).load())

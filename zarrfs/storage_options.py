@@ -154,3 +154,134 @@ def common_parser() -> argparse.ArgumentParser:
         help="fsspec storage option (repeatable; JSON values; dotted keys nest)",
     )
     return common
+
+
+# ------------------------------------------------------------------------- obstore transport
+
+#: ``-O transport=fsspec`` (or ``ZARRFS_TRANSPORT=fsspec``) reads through fsspec instead
+TRANSPORTS = ("obstore", "fsspec")
+
+#: fsspec's spellings (s3fs, gcsfs, adlfs, HTTPFileSystem) of what obstore calls otherwise, by
+#: service; a dotted name is a nested option (``client_kwargs.region_name``)
+_RENAMED = {
+    "s3": {
+        "key": "access_key_id",
+        "secret": "secret_access_key",
+        "token": "session_token",
+        "endpoint_url": "endpoint",
+        "client_kwargs.endpoint_url": "endpoint",
+        "client_kwargs.region_name": "region",
+        "region_name": "region",
+        "requester_pays": "request_payer",
+    },
+    "gcs": {"endpoint_url": "base_url"},
+    "azure": {"sas_token": "sas_key", "endpoint_url": "endpoint", "account_url": "endpoint"},
+    "http": {},
+}
+#: obstore's client options (the same for every service), given as plain keys or under
+#: ``client_options.``; fsspec's ``headers`` / ``client_kwargs.headers`` are its default headers
+_CLIENT_OPTIONS = frozenset(
+    "allow_http allow_invalid_certificates connect_timeout default_content_type default_headers "
+    "http1_only http2_only pool_idle_timeout pool_max_idle_per_host proxy_url "
+    "proxy_ca_certificate proxy_excludes root_certificate randomize_addresses read_timeout "
+    "timeout user_agent".split()
+)
+_HEADERS = ("headers", "client_kwargs.headers")
+#: options fsspec's backends take that ask nothing of a read through obstore
+_HARMLESS = frozenset(
+    {"project", "use_listings_cache", "listings_cache_expiry_time", "skip_instance_cache"}
+)
+
+
+def _flat(options: dict, prefix: str = "") -> dict[str, object]:
+    """Nested options as dotted keys (``{"client_kwargs": {"a": 1}}`` -> ``client_kwargs.a``),
+    the values of a header dict kept whole."""
+    out: dict[str, object] = {}
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and name not in _HEADERS + ("client_options",):
+            out.update(_flat(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def _config_value(value: object) -> object:
+    """obstore's configuration is text (``"true"``, ``"3"``); dicts stay (headers)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, (str, dict)) else str(value)
+
+
+def obstore_options(service: str, options: dict) -> tuple[dict, dict, str | None]:
+    """fsspec-style storage options as obstore's ``(config, client_options, aws_profile)`` for
+    ``service`` (s3, gcs, azure, http). fsspec's names are translated (``key`` is
+    ``access_key_id``, ``endpoint_url`` is ``endpoint``, ``anon`` is ``skip_signature``, an
+    Azure ``connection_string`` its parts); obstore's own names pass as they are (obstore
+    refuses unknown ones). An fsspec option obstore cannot honour is a StorageOptionError
+    naming ``-O transport=fsspec``, never dropped."""
+    config: dict = {}
+    client: dict = {}
+    profile: str | None = None
+    for key, value in _flat(options).items():
+        if key in _HARMLESS:
+            continue
+        leaf = key.rsplit(".", 1)[-1]
+        if key == "anon" or (service == "gcs" and key == "token" and value == "anon"):
+            if value:
+                config["skip_signature"] = "true"
+        elif key == "use_ssl" and service in ("s3", "gcs"):  # s3fs': False for http://
+            if not value:
+                client["allow_http"] = "true"
+        elif key == "profile" and service == "s3":
+            profile = str(value)
+        elif key == "connection_string" and service == "azure":
+            config.update(azure_connection_string(str(value)))
+        elif key == "token" and service == "gcs":
+            config["application_credentials"] = str(value)
+        elif key in _HEADERS and service == "http" and isinstance(value, dict):
+            client["default_headers"] = {str(k): str(v) for k, v in value.items()}
+        elif key in _RENAMED.get(service, {}):
+            config[_RENAMED[service][key]] = _config_value(value)
+        elif key == "client_options" and isinstance(value, dict):
+            client.update({k: _config_value(v) for k, v in value.items()})
+        elif key.startswith("client_options.") or key in _CLIENT_OPTIONS:
+            client[leaf] = _config_value(value)
+        elif "." in key or service == "http":
+            raise StorageOptionError(
+                f"storage option {key!r} has no equivalent in the obstore transport for "
+                f"{service} stores; read through fsspec with -O transport=fsspec"
+            )
+        else:
+            config[key] = _config_value(value)
+    endpoint = config.get("endpoint")
+    if isinstance(endpoint, str) and endpoint.startswith("http://"):
+        client.setdefault("allow_http", "true")
+    return config, client, profile
+
+
+def azure_connection_string(text: str) -> dict[str, str]:
+    """An Azure storage connection string (``AccountName=...;AccountKey=...;BlobEndpoint=...``,
+    as the portal, the az CLI and Azurite give it) as obstore's Azure configuration."""
+    parts = dict(part.split("=", 1) for part in text.strip().strip(";").split(";") if "=" in part)
+    names = {
+        "AccountName": "account_name",
+        "AccountKey": "account_key",
+        "SharedAccessSignature": "sas_key",
+        "BlobEndpoint": "endpoint",
+    }
+    config = {names[k]: v.strip() for k, v in parts.items() if k in names}
+    if parts.get("UseDevelopmentStorage", "").lower() == "true":
+        config["use_emulator"] = "true"  # Azurite's well-known address and account
+    elif "endpoint" not in config and "account_name" in config:
+        scheme = parts.get("DefaultEndpointsProtocol", "https")
+        suffix = parts.get("EndpointSuffix", "core.windows.net")
+        config["endpoint"] = f"{scheme}://{config['account_name']}.blob.{suffix}"
+    known = {*names, "DefaultEndpointsProtocol", "EndpointSuffix", "UseDevelopmentStorage"}
+    unknown = set(parts) - known - {"QueueEndpoint", "TableEndpoint", "FileEndpoint"}
+    if unknown or not ("account_name" in config or "use_emulator" in config):
+        raise StorageOptionError(
+            "Azure connection string: expected AccountName=...;AccountKey=... (or "
+            f"SharedAccessSignature=..., BlobEndpoint=...), got the keys {sorted(parts)}"
+        )
+    return config

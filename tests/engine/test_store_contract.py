@@ -1,5 +1,6 @@
 """The store contract, one test class run against every store kind: memory, local, zip, HTTP
-(the loopback server) and S3 (moto). Gets, byte ranges, absent keys and listings hold for all;
+(the loopback server), S3 (moto) and Azure (Azurite), HTTP and S3 through obstore and through
+fsspec (``-O transport=fsspec``). Gets, byte ranges, absent keys and listings hold for all;
 refusals (403) and faults are injected where a server answers (HTTP, S3), timeouts short.
 
 A new transport joins by adding a kind to ``KINDS`` and a maker to ``_MAKERS``.
@@ -25,7 +26,7 @@ FILES = {
     "sub/b": b"beta",
     "sub/deep/z": b"zed",
 }
-KINDS = ["memory", "local", "zip", "http", "s3"]
+KINDS = ["memory", "local", "zip", "http", "s3", "http-fsspec", "s3-fsspec", "azure"]
 
 
 @dataclass
@@ -60,21 +61,36 @@ def _zip(tmp_path, request) -> Kind:
     return Kind(lambda: Store.from_url(f"zip::{path}"))
 
 
-def _http(tmp_path, request) -> Kind:
+def _http(tmp_path, request, **options) -> Kind:
     _local(tmp_path, request)
     server = request.getfixturevalue("http_server")(tmp_path / "store")
-    return Kind(lambda: Store.from_url(server.url), server.faults)
+    return Kind(lambda: Store.from_url(server.url, **options), server.faults)
 
 
-def _s3(tmp_path, request) -> Kind:
+def _s3(tmp_path, request, **more) -> Kind:
     _local(tmp_path, request)
     url, options = request.getfixturevalue("s3_store")(tmp_path / "store")
     faults = request.getfixturevalue("s3_server").faults
     request.addfinalizer(faults.clear)
-    return Kind(lambda: Store.from_url(url, **options), faults)
+    return Kind(lambda: Store.from_url(url, **options, **more), faults)
 
 
-_MAKERS = {"memory": _memory, "local": _local, "zip": _zip, "http": _http, "s3": _s3}
+def _azure(tmp_path, request) -> Kind:
+    _local(tmp_path, request)
+    url, options = request.getfixturevalue("azure_store")(tmp_path / "store")
+    return Kind(lambda: Store.from_url(url, **options))
+
+
+_MAKERS = {
+    "memory": _memory,
+    "local": _local,
+    "zip": _zip,
+    "http": _http,
+    "s3": _s3,
+    "http-fsspec": lambda *a: _http(*a, transport="fsspec"),
+    "s3-fsspec": lambda *a: _s3(*a, transport="fsspec"),
+    "azure": _azure,
+}
 
 
 @pytest.fixture(params=KINDS)

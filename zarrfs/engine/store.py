@@ -1,13 +1,15 @@
-"""Key/value access to a Zarr store through fsspec, and nothing else.
+"""Key/value access to a Zarr store through obstore or fsspec, and nothing else.
 
-A :class:`Store` is a filesystem plus a root. It knows three reads (whole objects, byte ranges,
+A :class:`Store` is a transport plus a root: obstore (``store_obstore``) for S3, GCS, Azure and
+HTTP(S), fsspec for every other protocol and chain, for listings of plain web servers, and
+for every store with ``-O transport=fsspec`` / ``ZARRFS_TRANSPORT=fsspec``. It knows three reads (whole objects, byte ranges,
 listings) and turns every outcome into one of two things: a value (``None`` means the object is
 absent, a narrow set of not-found errors) or a :class:`StoreError` chained to its cause. It never
 issues a HEAD on the read path: whole objects are a plain GET, suffix ranges (a shard index at the
 end) a ``Range: bytes=-N``.
 
-Async filesystems (http, s3, gcs) get every request of a batch in flight at once on fsspec's event
-loop (``store_async``), and :meth:`Store.stream` hands results over as they land; sync ones
+Remote stores (obstore, or fsspec's async filesystems) get every request of a batch in flight at
+once on fsspec's event loop (``store_async``), and :meth:`Store.stream` hands results over as they land; sync ones
 (local, zip, memory) are read by the caller, which the reader spreads over the thread pool. Each
 request that fails transiently is retried on its own, a bounded number of times.
 
@@ -29,7 +31,9 @@ import fsspec
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
-from . import confine, stats, store_async
+from zarrfs.storage_options import UsageError
+
+from . import confine, stats, store_async, store_obstore
 from .errors import (
     AccessDeniedError,
     NodeNotFoundError,
@@ -45,7 +49,9 @@ from .store_faults import (
     is_stall,
     is_unreachable,
     retry_delay,
+    status,
 )
+from .store_obstore import Objects
 from .store_request import ByteRequest, Fetched, asked_bytes
 from .store_urls import protocols, url_below, url_protocol
 from .transport_defaults import S3FS_TRIES, default_options, merged
@@ -57,11 +63,14 @@ _DOWN_SECONDS = 5.0  # after a store proved unreachable, fail at once for this l
 
 @dataclass
 class Store:
-    """An fsspec filesystem rooted at ``root``; keys are "/"-separated paths below it."""
+    """An fsspec filesystem rooted at ``root``, or obstore's store of the URL (``objects``,
+    the HTTP ones with fsspec's for listings); keys are "/"-separated paths below it."""
 
-    fs: fsspec.AbstractFileSystem
+    fs: fsspec.AbstractFileSystem | None
     root: str
     url: str
+    #: obstore's store (its keys are this store's keys), None where fsspec reads
+    objects: Objects | None = None
     #: keys go into URLs percent-encoded (HTTP: a '#', '?' or '%' in a name is not syntax)
     quote_keys: bool = False
     #: None: follow symlinks anywhere; else (local stores) the root reads stay under
@@ -76,7 +85,18 @@ class Store:
         if not isinstance(follow_symlinks, bool):  # "false" would be true
             raise ValueError(f"follow_symlinks must be true or false, got {follow_symlinks!r}")
         protocol = url_protocol(url)
-        options = merged(default_options(protocol), storage_options)
+        given = dict(storage_options)
+        kind = store_obstore.service(url)
+        if store_obstore.transport(given) == "obstore" and kind is not None:
+            if store_obstore.available():
+                return cls._over_obstore(url, kind, given)
+            if kind == "azure":
+                raise StoreError(
+                    f"cannot open {url!r}: Azure stores need obstore "
+                    "(pip install 'zarrfs[remote]')",
+                    path=url,
+                )
+        options = merged(default_options(protocol), given)
         try:
             fs, root = url_to_fs(url, **options)
             if protocol in ("s3", "s3a"):  # a class attribute of s3fs (5): once more is enough
@@ -98,13 +118,45 @@ class Store:
             confined_to=confine.Root(root) if local and not follow_symlinks else None,
         )
 
+    @classmethod
+    def _over_obstore(cls, url: str, kind: str, options: dict) -> Store:
+        """The store at ``url`` read through obstore; a plain web server also gets fsspec's
+        filesystem, for its HTML listings."""
+        trimmed = url.rstrip("/")
+        try:
+            objects = Objects.open(url, kind, options)
+            fs, root = (None, "")
+            if kind == "http":  # its timeouts, and the headers the user gave
+                headers = {k: v for k, v in options.items() if k in ("headers", "client_kwargs")}
+                fs, root = url_to_fs(url, **merged(default_options(url_protocol(url)), headers))
+        except UsageError:  # an option obstore cannot honour: the user's to mend
+            raise
+        except Exception as exc:  # noqa: BLE001 - obstore's and fsspec's own errors
+            raise StoreError(f"cannot open store {url!r}: {describe(exc)}", path=url) from exc
+        return cls(
+            fs=fs, root=root.rstrip("/"), url=trimmed, quote_keys=kind == "http", objects=objects
+        )
+
     def _error(self, message: str, key: str, kind: type[StoreError] = StoreError) -> StoreError:
         """A store error about ``key``, with this store's context."""
         return kind(message, path=self.url, store_url=self.url, key=key)
 
     @property
     def is_async(self) -> bool:
-        return bool(getattr(self.fs, "async_impl", False))
+        return self.objects is not None or bool(getattr(self.fs, "async_impl", False))
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        if self.objects is not None:
+            return (url_protocol(self.url),)
+        return protocols(self.fs)
+
+    def object_key(self, key: str) -> str:
+        """A key as obstore's store of this URL takes it; StoreError as in :meth:`full_path`."""
+        reason = confine.bad_key_reason(key)
+        if reason is not None:
+            raise self._error(f"refusing key {key!r} of {self.url}: {reason}", key)
+        return key
 
     def full_path(self, key: str) -> str:
         """The filesystem path of a key ("" is the root itself); StoreError for a key that
@@ -203,6 +255,8 @@ class Store:
             return asked_bytes(req, raw, self.url)
         if self._is_absent(raw):
             return None
+        if req.start is None and status(raw) == 416:  # bytes=0-: nothing to give, so empty
+            return b""
         if isinstance(raw, StoreError):
             return raw
         err: StoreError
@@ -249,10 +303,14 @@ class Store:
     def _arrive_async(
         self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
     ) -> Iterator[list[tuple[int, object]]]:
-        return store_async.arrivals(self.fs, self.url, requests, self.full_path, stop)
+        if self.objects is not None:
+            start, loop, path = self.objects.start, None, self.object_key
+        else:
+            start, loop, path = store_async.fsspec_start(self.fs), self.fs.loop, self.full_path
+        return store_async.arrivals(loop, start, self.url, requests, path, stop)
 
     def _is_absent(self, exc: BaseException) -> bool:
-        return is_absent(exc, protocols(self.fs))
+        return is_absent(exc, self.protocols)
 
     # --------------------------------------------------------------- listings
     def _listing_error(self, prefix: str, exc: BaseException) -> StoreError:
@@ -267,6 +325,13 @@ class Store:
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """(child directory names, child object names) directly under ``prefix``."""
+        if self.objects is not None and self.objects.lists:
+            prefix = prefix.strip("/")
+            key = self.object_key(prefix) if prefix else ""
+            try:
+                return self.objects.list_dir(key)
+            except Exception as exc:  # noqa: BLE001 - the transport's own errors
+                raise self._listing_error(prefix, exc) from exc
         path = self.full_path(prefix.strip("/"))
         try:
             if self.confined_to is not None:
@@ -294,10 +359,18 @@ class Store:
     def lists_sizes(self) -> bool:
         """Whether a listing tells object sizes cheaply. A web server's HTML index does not
         (and walking it costs a round trip per directory), so HTTP stores say no."""
+        if self.objects is not None:
+            return self.objects.lists
         return not {"http", "https"} & set(protocols(self.fs))
 
     def list_prefix_sizes(self, prefix: str) -> dict[str, int]:
         """Every object below ``prefix`` with its size (for stored-size summaries)."""
+        if self.objects is not None and self.objects.lists:
+            prefix = prefix.strip("/")
+            try:
+                return self.objects.find(self.object_key(prefix) if prefix else "")
+            except Exception as exc:  # noqa: BLE001 - the transport's own errors
+                raise self._listing_error(prefix, exc) from exc
         path = self.full_path(prefix.strip("/"))
         try:
             found = self.fs.find(path, detail=True)

@@ -3,11 +3,14 @@ access refused; and how long to wait before the next attempt.
 
 fsspec's backends raise their own exceptions (aiohttp's, botocore's, s3fs's, gcsfs's): they are
 told apart here by class name and HTTP status, so that nothing else in the engine knows them.
+obstore's (one class for most failures, the cause in the text) become the builtin exceptions
+they mean first (:func:`plain`).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,8 @@ def retry_delay(key: str, exc: BaseException, attempt: int) -> float | None:
     """Seconds to wait before retrying a request (for ``key``) whose attempt number ``attempt``
     (from 0) failed with ``exc``; None when it is not retried (not transient, or out of
     attempts). A stall is retried once only: each attempt waits the whole timeout."""
+    if isinstance(exc, RangeIgnored):  # asked again at once, whole (store_obstore)
+        return 0.0 if attempt == 0 else None
     limit = STALL_RETRIES if is_stall(exc) else RETRIES
     if attempt >= limit or not is_transient(exc):
         return None
@@ -52,7 +57,7 @@ def is_unreachable(exc: BaseException) -> bool:
     """The server cannot be reached at all, or does not answer (as opposed to one bad
     request)."""
     return (
-        isinstance(exc, ConnectionRefusedError)
+        isinstance(exc, (ConnectionRefusedError, ConnectionAbortedError))
         or is_stall(exc)
         or type(exc).__name__
         in (
@@ -91,5 +96,74 @@ def is_absent(exc: BaseException, protocols: tuple[str, ...]) -> bool:
 
 def describe(exc: BaseException) -> str:
     """An exception as text naming its class once."""
-    text = str(exc) or type(exc).__name__
+    # obstore's text ends in a dump of its Rust error ("Debug source: ..."): the line says it
+    text = str(exc).split("\n\nDebug source", 1)[0].strip() or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text
+
+
+# ---------------------------------------------------------------------------------- obstore
+
+
+class TransportStatusError(OSError):
+    """The server answered with an HTTP error status (obstore's text says which)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class TransportStall(TimeoutError):
+    """No data within ``ZARRFS_TIMEOUT`` (obstore's read or connect timeout)."""
+
+
+class TransportRefused(ConnectionRefusedError):
+    """The connection could not be made (refused, no route, DNS)."""
+
+
+class TransportDropped(ConnectionAbortedError):
+    """The connection was dropped before an answer came."""
+
+
+class RangeIgnored(OSError):
+    """The server answered a Range request with the whole object (obstore refuses that)."""
+
+
+class TransportBodyCut(ConnectionResetError):
+    """The answer's body ended before its length (a truncated response)."""
+
+
+_STATUS = re.compile(r"status code: (\d{3})|status: (\d{3})")
+_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
+_KINDS: dict[str, type[OSError]] = {
+    "Timeout": TransportStall,
+    "Connect": TransportRefused,
+    "Request": TransportDropped,
+    "Interrupted": TransportBodyCut,
+}
+
+
+def plain(exc: BaseException) -> BaseException:
+    """An obstore exception as the builtin exception it means (the others as they are):
+    FileNotFoundError and PermissionError stay, a status becomes :class:`TransportStatusError`,
+    a timeout, a refused or dropped connection, a cut body their ``Transport*`` class. The
+    message is obstore's first line, the original its ``__cause__``."""
+    if not type(exc).__module__.startswith("obstore") or isinstance(exc, FileNotFoundError):
+        return exc
+    text = str(exc)
+    first = text.split("\n", 1)[0].strip()
+    name = type(exc).__name__
+    out: BaseException
+    if name == "NotSupportedError" and "Range request not supported" in text:
+        out = RangeIgnored(first)
+    elif name == "PermissionDeniedError":
+        out = PermissionError(first)
+    elif name == "UnauthenticatedError":
+        out = TransportStatusError(first, 401)
+    elif (found := _STATUS.search(text)) is not None:
+        out = TransportStatusError(first, int(found.group(1) or found.group(2)))
+    elif (kind := _KIND.search(text)) is not None and kind.group(1) in _KINDS:
+        out = _KINDS[kind.group(1)](first)
+    else:
+        return exc
+    out.__cause__ = exc
+    return out
