@@ -26,8 +26,8 @@ from zarrfs.fuse.options import (
     parse_mount_options,
     parse_size,
 )
-from zarrfs.fuse.tiff import supports_tiff, tiff_layout
 from zarrfs.fuse.tree import VirtualTree, is_directory
+from zarrfs.tiff import supports_tiff, tiff_layout
 
 DTYPES = [
     "u1",

@@ -16,8 +16,8 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from ..tiff import tiff_layout
 from .files import BytesFile
-from .tiff import tiff_layout
 
 NAME = "composite"
 

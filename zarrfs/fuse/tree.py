@@ -20,11 +20,11 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from ..tiff import tiff_layout
 from . import cf_files, formats, layout
 from . import composite as composite_files
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
-from .tiff import tiff_layout
 
 log = logging.getLogger(__name__)
 
