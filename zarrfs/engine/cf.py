@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cf_axes as axes
-from . import cf_decode
+from . import cf_decode, cf_geo
 from .cf_axes import axis_kind
+from .cf_geo import CRS, Georeference, NoGeoreference
 from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
 
@@ -318,8 +319,52 @@ def coordinate_labels(array) -> tuple[str, ...] | None:
     return labels if len(set(labels)) == len(labels) else None
 
 
+def georeference(array, axes: tuple[int, int] = (-2, -1), window=None):
+    """Where the planes of ``array`` over ``axes`` (rows, columns) lie on the Earth: a
+    :class:`Georeference` (GDAL's geotransform and a :class:`CRS`), or a
+    :class:`NoGeoreference` saying why not (``cf_geo``). ``window``: the two slices of those
+    axes a selection keeps (``zarrfs get``), else the whole plane. Reads the two 1-D
+    coordinates whole."""
+    ndim = len(array.shape)
+    names = array.dimension_names
+    rows, cols = (a % ndim for a in axes) if ndim >= 2 else (0, 0)
+    if ndim < 2 or not names or not names[rows] or not names[cols]:
+        return NoGeoreference("the plane's axes have no dimension names")
+    dims = (names[rows], names[cols])
+    found = coordinate_arrays(getattr(array, "parent", None), dims)
+    coordinates = {}
+    for dim, coord in found.items():
+        var = variable(coord)
+        coordinates[dim] = (var, lambda coord=coord, var=var: read_decoded(coord, ..., var))
+    return cf_geo.georeference(array, dims, coordinates, window)
+
+
+def plane_position(array, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """Where the plane at ``index`` (one index per axis before its two) lies on those axes:
+    ``(dimension, text)``, the text its coordinate's decoded value (``("time", "2020-07-01")``,
+    one element read per axis), else the index. A coordinate that cannot be read gives the
+    index."""
+    names = array.dimension_names or ()
+    dims = [names[k] if k < len(names) and names[k] else f"dim_{k}" for k in range(len(index))]
+    found = coordinate_arrays(getattr(array, "parent", None), dims) if names else {}
+    out = []
+    for k, (dim, i) in enumerate(zip(dims, index, strict=True)):
+        text = str(i)
+        coord = found.get(dim)
+        if coord is not None and coord.shape[0] == array.shape[k]:
+            try:
+                text = format_value(read_decoded(coord, slice(i, i + 1))[0])
+            except ZarrfsError:
+                pass
+        out.append((dim, text))
+    return tuple(out)
+
+
 __all__ = [
+    "CRS",
     "Coordinate",
+    "Georeference",
+    "NoGeoreference",
     "axes",
     "axis_kind",
     "Masking",
@@ -333,6 +378,8 @@ __all__ = [
     "decode",
     "dimension_names_from_attrs",
     "format_value",
+    "georeference",
+    "plane_position",
     "read_decoded",
     "variable",
 ]

@@ -20,6 +20,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from .. import tiff_meta
 from ..tiff import tiff_layout
 from . import cf_files, formats, layout
 from . import composite as composite_files
@@ -29,6 +30,8 @@ from .npy import npy_header
 log = logging.getLogger(__name__)
 
 _RESOLVED_CAPACITY = 200_000
+#: the key of an array's ``tiff_meta.Describer`` in its plane folders' ``headers``
+DESCRIBER = "describer"
 
 
 class Directory:
@@ -207,16 +210,21 @@ class NodeContext:
         }
 
     # -- array data --------------------------------------------------------------------------
-    def array_file(self, array, kind: str):
+    def array_file(self, array, kind: str, describer=None):
+        if kind == "tif":
+            return _tif_file(self, array, describer)
         return _ARRAY_FILES[kind](self, array)
 
     def byte_file(self, array, prefix: bytes, start: int, count: int) -> ArrayBytesFile:
         return ArrayBytesFile(array, prefix, start, count, self.stats, self.options.prefetch)
 
     def plane_file(self, array, index: tuple[int, ...], kind: str, headers: dict | None = None):
-        """One plane as a file; ``headers`` caches the (identical) header of every plane."""
-        if kind == cf_files.CF_KIND:
-            return cf_files.plane_file(self, array, index)
+        """One plane as a file; ``headers`` caches the header of every plane where it is the
+        same (and, under :data:`DESCRIBER`, the array's ``tiff_meta.Describer``)."""
+        headers = {} if headers is None else headers
+        describer = headers.setdefault(DESCRIBER, tiff_meta.Describer(array))
+        if kind in cf_files.CF_KINDS:
+            return cf_files.plane_file(self, array, index, kind, describer)
         height, width = tuple(array.shape)[-2:]
         plane = 0  # C order, in Python integers: a leading shape may pass 2**63 elements
         for i, n in zip(index, tuple(array.shape)[:-2], strict=True):
@@ -225,15 +233,15 @@ class NodeContext:
         if kind == "png":
             selection = index + (slice(None), slice(None))
             return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
-        headers = {} if headers is None else headers
+        dtype = np.dtype(array.dtype)
         prefix = headers.get(kind)
-        if prefix is None:
-            dtype = np.dtype(array.dtype)
-            prefix = headers[kind] = (
-                npy_header(dtype, (height, width))
-                if kind == "npy"
-                else tiff_layout(dtype, (height, width)).prefix
-            )
+        if prefix is None and kind == "npy":
+            prefix = headers[kind] = npy_header(dtype, (height, width))
+        elif prefix is None:  # tags may name the plane's position: per plane unless none
+            tags = describer.plane_tags(index)
+            prefix = tiff_layout(dtype, (height, width), tags=tags).prefix
+            if not tags or describer.level is not None:
+                headers[kind] = prefix
         return self.byte_file(array, prefix, start, height * width)
 
 
@@ -246,10 +254,11 @@ def _raw_file(context: NodeContext, array):
     return context.byte_file(array, b"", 0, prod(tuple(array.shape)))
 
 
-def _tif_file(context: NodeContext, array):
+def _tif_file(context: NodeContext, array, describer=None):
     shape = tuple(array.shape)
+    tags = (describer or tiff_meta.Describer(array)).plane_tags(())
     return context.byte_file(
-        array, tiff_layout(np.dtype(array.dtype), shape).prefix, 0, prod(shape)
+        array, tiff_layout(np.dtype(array.dtype), shape, tags=tags).prefix, 0, prod(shape)
     )
 
 
@@ -335,16 +344,17 @@ def _group_entries(context: NodeContext, group, inherited: dict) -> dict:
 def _array_entries(context: NodeContext, array, level) -> dict:
     """``level``: the ``engine.Level`` this array is in an OME-Zarr image, or None."""
     entries: dict = {}
+    describer = tiff_meta.Describer(array, level)
     for name, kind in layout.array_file_kinds(array, context.options):
-        entries[name] = context.array_file(array, kind)
-    entries.update(cf_files.array_files(context, array))
+        entries[name] = context.array_file(array, kind, describer)
+    entries.update(cf_files.array_files(context, array, describer))
     if layout.has_planes(array):
         ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
         names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
         composite = composite_files.channel_axis(array, level, context.options)
         entries[layout.PLANES_DIR] = PlaneDirectory(
-            context, array, labels, (), None, names, composite
+            context, array, labels, (), {DESCRIBER: describer}, names, composite
         )
     entries.update(context.node_files(array))
     return entries

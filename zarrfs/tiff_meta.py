@@ -1,0 +1,238 @@
+"""What a zarrfs ``.tif`` says beyond its pixels, as TIFF tags (``zarrfs.tiff.Tag``): the same
+for the mount's files, ``zarrfs get -o x.tif`` and the viewer's export.
+
+* **GeoTIFF** (OGC GeoTIFF 1.1) for a plane the engine can place on the Earth
+  (``engine.cf.georeference``): ModelPixelScale and ModelTiepoint (pixel-is-area: the tie point
+  is the outer corner of the first cell; ModelTransformation for a grid stored south up), and the GeoKey directory: an EPSG code
+  (GeographicTypeGeoKey or ProjectedCSTypeGeoKey), else the WKT as GDAL reads it from a user
+  defined model (``PCSCitationGeoKey = "ESRI PE String = <WKT>"``, at most 2400 bytes).
+* **GDAL's metadata** (tag 42112, XML) of a CF variable: ``SCALE``/``OFFSET`` (raw values),
+  ``UNITTYPE`` and ``DESCRIPTION`` per band, ``units``, ``long_name``, ``standard_name`` and the
+  plane's position on the other axes (``time=2020-07-01``) for the dataset; **GDAL_NODATA**
+  (tag 42113) from ``_FillValue``/``missing_value`` (``nan`` for decoded values).
+* **Calibration** of an OME-Zarr level: the pixel size from its scale transform as
+  XResolution/YResolution (pixels per unit, ResolutionUnit none) and ImageJ's description
+  (``unit=micron``, ``spacing`` = the z step), so Fiji shows micrometres without Bio-Formats.
+
+Everything comes from metadata and the coordinate variables, never from the pixels, so the
+mount still knows a file's size before reading any data.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from fractions import Fraction
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+import zarrfs.engine as engine
+
+from .tiff import ASCII, DOUBLE, RATIONAL, SHORT, Tag
+
+log = logging.getLogger(__name__)
+
+#: GeoTIFF keys and codes (OGC 19-008r4, section 7)
+_MODEL_TYPE, _RASTER_TYPE, _GEOGRAPHIC_TYPE, _PROJECTED_TYPE, _PCS_CITATION = (
+    1024,
+    1025,
+    2048,
+    3072,
+    3073,
+)
+_PROJECTED, _GEOGRAPHIC, _USER_DEFINED, _PIXEL_IS_AREA = 1, 2, 32767, 1
+_PIXEL_SCALE, _TIEPOINT, _TRANSFORMATION = 33550, 33922, 34264
+_KEY_DIRECTORY, _ASCII_PARAMS = 34735, 34737
+_GDAL_METADATA, _GDAL_NODATA = 42112, 42113
+_DESCRIPTION, _X_RESOLUTION, _Y_RESOLUTION, _RESOLUTION_UNIT = 270, 282, 283, 296
+#: GDAL reads a PE string citation into a buffer of this size
+_PE_LIMIT = 2400
+#: OME-Zarr (UDUNITS-2) space units -> ImageJ's names ("micron" shows as µm)
+_IMAGEJ_UNITS = {
+    "angstrom": "A",
+    "nanometer": "nm",
+    "micrometer": "micron",
+    "millimeter": "mm",
+    "centimeter": "cm",
+    "meter": "m",
+    "kilometer": "km",
+    "inch": "inch",
+}
+
+
+class Describer:
+    """The tags of one array's ``.tif`` files; the georeference is read once, on first use.
+    ``level``: the ``engine.Level`` the array is in an OME-Zarr image, else None."""
+
+    def __init__(self, array, level=None):
+        self.array = array
+        self.level = level
+        self._geo = None
+
+    @property
+    def georeference(self):
+        if self._geo is None:
+            try:
+                self._geo = engine.cf.georeference(self.array)
+            except engine.ZarrfsError as exc:  # a broken neighbour costs only the geotags
+                self._geo = engine.cf.NoGeoreference(f"cannot be read: {exc.message}")
+        return self._geo
+
+    def plane_tags(self, index: tuple[int, ...], decoded: bool = False) -> tuple[Tag, ...]:
+        """The tags of the plane at ``index`` (one per axis before the last two); ``decoded``:
+        the file holds the CF-decoded values (``-o cf``)."""
+        if self.level is not None:
+            return calibration_tags(self.level, len(self.array.shape))
+        return cf_tags(self.array, self.georeference, index, decoded)
+
+
+def cf_tags(array, geo, index: tuple[int, ...], decoded: bool, var=None) -> tuple[Tag, ...]:
+    """GeoTIFF and GDAL tags of a plane of a CF variable (none for an array CF says nothing
+    of)."""
+    var = var or engine.cf.variable(array)
+    placed = isinstance(geo, engine.cf.Georeference)
+    if not (placed or var.encoded or var.units or var.long_name or var.standard_name):
+        return ()
+    tags = list(geo_tags(geo)) if placed else []
+    try:
+        position = engine.cf.plane_position(array, index) if index else ()
+    except engine.ZarrfsError:
+        position = tuple((f"dim_{k}", str(i)) for k, i in enumerate(index))
+    metadata = gdal_metadata(var, position, decoded)
+    if metadata:
+        tags.append(Tag(_GDAL_METADATA, ASCII, metadata))
+    nodata = nodata_text(var, decoded)
+    if nodata is not None:
+        tags.append(Tag(_GDAL_NODATA, ASCII, nodata))
+    return tuple(tags)
+
+
+def geo_tags(geo) -> tuple[Tag, ...]:
+    """ModelPixelScale, ModelTiepoint and the GeoKeys of an ``engine.cf.Georeference``; a
+    grid whose rows run north (or columns west) gets ModelTransformation instead of the pixel
+    scale, which readers take as positive (GDAL drops its sign)."""
+    if geo.dx > 0 and geo.dy < 0:
+        tags = [
+            Tag(_PIXEL_SCALE, DOUBLE, (geo.dx, -geo.dy, 0.0)),
+            Tag(_TIEPOINT, DOUBLE, (0.0, 0.0, 0.0, geo.x0, geo.y0, 0.0)),
+        ]
+    else:
+        matrix = (geo.dx, 0.0, 0.0, geo.x0, 0.0, geo.dy, 0.0, geo.y0) + (0.0,) * 7 + (1.0,)
+        tags = [Tag(_TRANSFORMATION, DOUBLE, matrix)]
+    keys = [(_RASTER_TYPE, 0, 1, _PIXEL_IS_AREA)]
+    ascii_params = ""
+    crs = geo.crs
+    if crs is not None and crs.epsg is not None:
+        if crs.geographic:
+            keys += [(_MODEL_TYPE, 0, 1, _GEOGRAPHIC), (_GEOGRAPHIC_TYPE, 0, 1, crs.epsg)]
+        else:
+            keys += [(_MODEL_TYPE, 0, 1, _PROJECTED), (_PROJECTED_TYPE, 0, 1, crs.epsg)]
+    elif crs is not None and crs.wkt is not None:
+        citation = "ESRI PE String = " + " ".join(crs.wkt.split())
+        if len(citation) < _PE_LIMIT:
+            ascii_params = citation + "|"
+            keys += [
+                (_MODEL_TYPE, 0, 1, _USER_DEFINED),
+                (_PCS_CITATION, _ASCII_PARAMS, len(ascii_params), 0),
+            ]
+        else:
+            log.info("CRS of %d characters left out of the GeoTIFF keys", len(crs.wkt))
+    keys.sort()
+    directory = (1, 1, 0, len(keys)) + tuple(v for key in keys for v in key)
+    tags.append(Tag(_KEY_DIRECTORY, SHORT, directory))
+    if ascii_params:
+        tags.append(Tag(_ASCII_PARAMS, ASCII, ascii_params))
+    return tuple(tags)
+
+
+def gdal_metadata(var, position, decoded: bool) -> str | None:
+    """GDAL's ``<GDALMetadata>`` XML of a CF variable and a plane's position, or None."""
+    items = [(name, None, value) for name, value in position]
+    for name in ("long_name", "standard_name", "units"):
+        if getattr(var, name):
+            items.append((name, None, getattr(var, name)))
+    if var.packing is not None and not decoded:
+        scale, offset = var.packing.scale_factor, var.packing.add_offset
+        items.append(("SCALE", "scale", repr(1.0 if scale is None else scale)))
+        items.append(("OFFSET", "offset", repr(0.0 if offset is None else offset)))
+    if var.units:
+        items.append(("UNITTYPE", "unittype", var.units))
+    if var.long_name or position:
+        items.append(("DESCRIPTION", "description", var.long_name or var.name))
+    if not items:
+        return None
+    lines = ["<GDALMetadata>"]
+    for name, role, value in items:
+        band = f' sample="0" role={quoteattr(role)}' if role else ""
+        lines.append(f"  <Item name={quoteattr(name)}{band}>{escape(str(value))}</Item>")
+    lines.append("</GDALMetadata>")
+    return "\n".join(lines)
+
+
+def nodata_text(var, decoded: bool) -> str | None:
+    """GDAL_NODATA: the first missing value as stored, ``nan`` for decoded values."""
+    masking = var.masking
+    if masking is None or not masking.fill_values:
+        return "nan" if decoded and masking is not None else None
+    if decoded:
+        return "nan"
+    value = masking.fill_values[0]
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else repr(value)
+    return str(int(value))
+
+
+# -- OME-Zarr calibration ------------------------------------------------------------------------
+def calibration(level, ndim: int) -> tuple[float, float, str | None, float | None] | None:
+    """(pixel height, pixel width, ImageJ unit, z spacing) of a level's planes, or None when
+    its scale says nothing (or ones)."""
+    scale = level.dataset.scale
+    axes = level.image.multiscale.axes
+    if scale is None or len(scale) != ndim or len(axes) != ndim or ndim < 2:
+        return None
+    height, width = scale[-2], scale[-1]
+    if not (height > 0 and width > 0 and math.isfinite(height) and math.isfinite(width)):
+        return None
+    unit = axes[-1].unit
+    ij_unit = _IMAGEJ_UNITS.get(unit, unit) if unit else None
+    spacing = None
+    for k, axis in enumerate(axes[:-2]):
+        if axis.name.lower() == "z" and (axis.type in (None, "space")) and scale[k] > 0:
+            spacing = float(scale[k])
+    return float(height), float(width), ij_unit, spacing
+
+
+def calibration_tags(level, ndim: int, samples: int = 1) -> tuple[Tag, ...]:
+    """XResolution, YResolution, ResolutionUnit and ImageJ's description of a level."""
+    found = calibration(level, ndim)
+    if found is None:
+        return ()
+    height, width, unit, spacing = found
+    return (
+        Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing, samples)),
+        Tag(_X_RESOLUTION, RATIONAL, _rational(1.0 / width)),
+        Tag(_Y_RESOLUTION, RATIONAL, _rational(1.0 / height)),
+        Tag(_RESOLUTION_UNIT, SHORT, (1,)),  # none: the unit is ImageJ's
+    )
+
+
+def imagej_description(unit: str | None, spacing: float | None, samples: int = 1) -> str:
+    lines = ["ImageJ=1.11a", "images=1"]
+    if unit:
+        lines.append(f"unit={unit}")
+    if spacing is not None:
+        lines.append(f"spacing={spacing!r}")
+    return "\n".join(lines) + "\n"
+
+
+def _rational(value: float) -> tuple[int, int]:
+    fraction = Fraction(value).limit_denominator(1 << 20)
+    numerator, denominator = fraction.numerator, fraction.denominator
+    while numerator >= 1 << 32:
+        numerator, denominator = numerator >> 1, max(1, denominator >> 1)
+    return max(numerator, 1), denominator
+
+
+def supports_decoded_tiff(var) -> bool:
+    return var is not None and np.dtype(var.decoded_dtype).kind == "f"
