@@ -186,7 +186,7 @@ def nodata_text(var, decoded: bool) -> str | None:
 # -- OME-Zarr calibration ------------------------------------------------------------------------
 def calibration(level, ndim: int) -> tuple[float, float, str | None, float | None] | None:
     """(pixel height, pixel width, ImageJ unit, z spacing) of a level's planes, or None when
-    its scale says nothing (or ones)."""
+    its scale says nothing."""
     scale = level.dataset.scale
     axes = level.image.multiscale.axes
     if scale is None or len(scale) != ndim or len(axes) != ndim or ndim < 2:
@@ -203,21 +203,24 @@ def calibration(level, ndim: int) -> tuple[float, float, str | None, float | Non
     return float(height), float(width), ij_unit, spacing
 
 
-def calibration_tags(level, ndim: int, samples: int = 1) -> tuple[Tag, ...]:
-    """XResolution, YResolution, ResolutionUnit and ImageJ's description of a level."""
+def calibration_tags(level, ndim: int, steps: tuple[int, int] = (1, 1)) -> tuple[Tag, ...]:
+    """XResolution, YResolution, ResolutionUnit and ImageJ's description of a level's planes
+    (taken every ``steps`` rows and columns)."""
     found = calibration(level, ndim)
     if found is None:
         return ()
     height, width, unit, spacing = found
+    height, width = height * abs(steps[0]), width * abs(steps[1])
     return (
-        Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing, samples)),
+        Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing)),
         Tag(_X_RESOLUTION, RATIONAL, _rational(1.0 / width)),
         Tag(_Y_RESOLUTION, RATIONAL, _rational(1.0 / height)),
         Tag(_RESOLUTION_UNIT, SHORT, (1,)),  # none: the unit is ImageJ's
     )
 
 
-def imagej_description(unit: str | None, spacing: float | None, samples: int = 1) -> str:
+def imagej_description(unit: str | None, spacing: float | None) -> str:
+    """ImageJ's description of one image: its unit and z spacing (``ij.io.FileInfo``)."""
     lines = ["ImageJ=1.11a", "images=1"]
     if unit:
         lines.append(f"unit={unit}")
@@ -234,5 +237,100 @@ def _rational(value: float) -> tuple[int, int]:
     return max(numerator, 1), denominator
 
 
-def supports_decoded_tiff(var) -> bool:
-    return var is not None and np.dtype(var.decoded_dtype).kind == "f"
+# -- zarrfs get: a selection's TIFF ----------------------------------------------------------------
+#: OME-Zarr space units -> the OME-XML unit symbols
+_OME_UNITS = {
+    "angstrom": "Å",
+    "nanometer": "nm",
+    "micrometer": "µm",
+    "millimeter": "mm",
+    "centimeter": "cm",
+    "meter": "m",
+    "kilometer": "km",
+}
+
+
+def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
+    """The tags of the TIFF of ``array[items]`` (one int or slice per axis, as ``zarrfs get``
+    expands a selection): those of the mount's plane file when the selection keeps the last two
+    axes, shifted to its window (``()`` for any other selection)."""
+    ndim = len(array.shape)
+    if len(items) != ndim or ndim < 2 or not all(isinstance(i, (int, slice)) for i in items):
+        return ()
+    rows, cols = items[-2], items[-1]
+    if not (isinstance(rows, slice) and isinstance(cols, slice)):
+        return ()
+    steps = (rows.step or 1, cols.step or 1)
+    if level is not None:
+        return calibration_tags(level, ndim, steps=steps)
+    try:
+        geo = engine.cf.georeference(array, window=(rows, cols))
+    except engine.ZarrfsError as exc:
+        geo = engine.cf.NoGeoreference(str(exc))
+    leading = items[:-2]
+    index = tuple(leading) if all(isinstance(i, int) for i in leading) else ()
+    return cf_tags(array, geo, index, decoded=False)
+
+
+def ome_metadata(level, items: list, shape: tuple) -> dict | None:
+    """tifffile's OME-XML metadata (axes, physical sizes, channel names and colours) of the
+    stack ``array[items]`` of an OME-Zarr level, or None where OME-XML has no place for its
+    axes (other than T, C, Z, Y, X, or not ending in Y, X)."""
+    axes = level.image.multiscale.axes
+    if len(items) != len(axes) or not all(isinstance(i, (int, slice)) for i in items):
+        return None
+    kept = [k for k, item in enumerate(items) if isinstance(item, slice)]
+    letters = "".join(axes[k].name.upper()[:1] for k in kept)
+    if len(kept) < 3 or not letters.endswith("YX") or len(set(letters)) != len(letters):
+        return None
+    if set(letters) - set("TCZYX"):
+        return None
+    out: dict = {"axes": letters}
+    scale = level.dataset.scale
+    for letter, k in zip(letters, kept, strict=True):
+        unit = _OME_UNITS.get(axes[k].unit or "")
+        if letter in "XYZ" and scale is not None and len(scale) == len(axes) and scale[k] > 0:
+            out[f"PhysicalSize{letter}"] = float(scale[k]) * (items[k].step or 1)
+            if unit:
+                out[f"PhysicalSize{letter}Unit"] = unit
+    channel_axis = level.image.channel_axis
+    if channel_axis in kept:
+        chosen = range(*items[channel_axis].indices(shape[channel_axis]))
+        channels = level.image.channels(max(chosen, default=-1) + 1)
+        out["Channel"] = {
+            "Name": [channels[c].label for c in chosen],
+            "Color": [_ome_color(channels[c].color) for c in chosen],
+        }
+    return out
+
+
+def _ome_color(rgb) -> int:
+    """OME's Color: RGBA in a signed 32-bit integer."""
+    value = (rgb[0] << 24) | (rgb[1] << 16) | (rgb[2] << 8) | 255
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None = None) -> None:
+    """Write ``data`` (native byte order, numeric) as TIFF: a plane laid out as the mount lays
+    out its plane files (``tiff.tiff_layout``, the same bytes), a stack through tifffile with
+    the geo tags on every page, as an OME-TIFF when ``ome`` is given."""
+    from .tiff import supports_tiff, tiff_layout
+
+    if data.ndim == 2 and supports_tiff(data.dtype, data.shape):
+        layout = tiff_layout(data.dtype, data.shape, tags=tags)
+        with open(path, "wb") as f:
+            f.write(layout.prefix)
+            f.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+        return
+    import tifffile
+
+    extratags = [(t.code, t.type, t.count, t.values, True) for t in tags if t.code >= _PIXEL_SCALE]
+    options: dict = {"photometric": "minisblack", "bigtiff": data.nbytes > 2**32 - 2**25}
+    if ome is not None:
+        options.update(ome=True, metadata=ome)
+        if "PhysicalSizeX" in ome and "PhysicalSizeY" in ome:
+            options.update(
+                resolution=(1 / ome["PhysicalSizeX"], 1 / ome["PhysicalSizeY"]),
+                resolutionunit="NONE",
+            )
+    tifffile.imwrite(path, data, extratags=extratags, **options)

@@ -104,7 +104,7 @@ def georeference(array, dims: tuple[str, str], coordinates: dict, window=None):
             return NoGeoreference(spacing)
         projected = crs is not None and not crs.geographic
         factor = _METRES.get((variables[k].units or "").strip().lower(), 1.0) if projected else 1.0
-        edges.append(((values[0] - spacing / 2) * factor, spacing * factor))
+        edges.append((float(values[0] - spacing / 2) * factor, spacing * factor))
     (y0, dy), (x0, dx) = edges
     return Georeference(x0, dx, y0, dy, crs, None if crs else "no grid_mapping or _CRS names a CRS")
 
