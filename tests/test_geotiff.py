@@ -164,3 +164,21 @@ def test_ome_channels_become_an_ome_tiff_that_validates(tmp_path):
     assert [c.color.as_rgb_tuple()[:3] for c in pixels.channels] == [(0, 0, 255), (0, 255, 0)]
     assert pixels.physical_size_x == 0.5 and pixels.physical_size_x_unit.value == "µm"
     assert pixels.physical_size_y == 0.5 and (pixels.size_c, pixels.size_z) == (2, 1)
+
+
+def test_malformed_crs_attributes_leave_the_rest(tmp_path):
+    """A grid_mapping naming nothing and a _CRS that is not GDAL's: the lat/lon grid still gets
+    EPSG:4326 and its geotransform; a coordinate that is dates gives a reason, not an error."""
+    import zarr
+
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "bad.zarr", lat, lon)
+    t2m = zarr.open_array(str(url / "t2m"), mode="r+")
+    t2m.attrs.update({"grid_mapping": "nowhere", "_CRS": "EPSG:nope"})
+    geo = engine.cf.georeference(engine.open(str(url))["t2m"])
+    assert geo.crs.epsg == 4326 and (geo.x0, geo.dx) == (-183.75, 7.5)
+    t2m.attrs.update({"grid_mapping": 7, "_CRS": {"wkt": 5, "url": ["x"]}})
+    assert engine.cf.georeference(engine.open(str(url))["t2m"]).crs.epsg == 4326
+    across_time = engine.cf.georeference(engine.open(str(url))["t2m"], axes=(0, 2))
+    assert isinstance(across_time, engine.cf.NoGeoreference)
+    assert "not over a map" in across_time.reason

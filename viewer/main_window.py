@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction("&Export view as PNG…", self.ask_export_screen)
         file_menu.addAction("Export full-resolution PNG…", self.ask_export_full)
+        file_menu.addAction("Export plane as &TIFF…", self.ask_export_tiff)
         file_menu.addAction("Open plane as a &file…", self.ask_open_as_file)
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")
@@ -251,6 +252,32 @@ class MainWindow(QMainWindow):
             lambda: export.write_png(export.render(request), path),
             done,
             lambda exc: self.post(messages.describe(exc, node=request.array.path)),
+        )
+
+    def ask_export_tiff(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export plane as TIFF", "plane.tif", "TIFF images (*.tif *.tiff)"
+        )
+        if path:
+            self.export_tiff(path)
+
+    def export_tiff(self, path: str, on_done=None) -> None:
+        """The plane on screen's values as the mount's ``.tif`` of it, in the background."""
+        try:
+            array, index = export.plane_tiff(self.image)
+        except ValueError as exc:
+            self.post(messages.describe(exc))
+            return
+
+        def done(_result) -> None:
+            self.statusBar().showMessage(f"Saved {path}", 5000)
+            if on_done is not None:
+                on_done(path)
+
+        self.background.run(
+            lambda: export.write_tiff(array, index, path),
+            done,
+            lambda exc: self.post(messages.describe(exc, node=array.path)),
         )
 
     # -- open as a file ---------------------------------------------------------------------------

@@ -118,7 +118,7 @@ def _write_tiff(data: np.ndarray, path: Path, source=None, selection: tuple = ()
     tags, ome = (), None
     if source is not None and source.ndim >= 2:
         items = _normalized(_expand(selection, source.ndim), tuple(source.shape))
-        level = _level(source)
+        level = tiff_meta.level_of(source)
         tags = tiff_meta.selection_tags(source, items, level)
         if level is not None and data.ndim > 2:
             ome = tiff_meta.ome_metadata(level, items, tuple(source.shape))
@@ -138,16 +138,6 @@ def _normalized(items: list, shape: tuple) -> list:
         else:
             out.append(item)
     return out
-
-
-def _level(array):
-    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None."""
-    import zarrfs.engine as engine
-
-    parent = getattr(array, "parent", None)
-    if parent is None:
-        return None
-    return engine.image_levels(parent).get(array.name)
 
 
 def _write_csv(data: np.ndarray, path: Path) -> None:

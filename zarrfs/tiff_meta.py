@@ -84,7 +84,11 @@ class Describer:
         the file holds the CF-decoded values (``-o cf``)."""
         if self.level is not None:
             return calibration_tags(self.level, len(self.array.shape))
-        return cf_tags(self.array, self.georeference, index, decoded)
+        try:
+            return cf_tags(self.array, self.georeference, index, decoded)
+        except (engine.ZarrfsError, ValueError, TypeError) as exc:  # the pixels still serve
+            log.warning("%s: TIFF tags left out: %s", self.array.path or "/", exc)
+            return ()
 
 
 def cf_tags(array, geo, index: tuple[int, ...], decoded: bool, var=None) -> tuple[Tag, ...]:
@@ -308,6 +312,24 @@ def _ome_color(rgb) -> int:
     """OME's Color: RGBA in a signed 32-bit integer."""
     value = (rgb[0] << 24) | (rgb[1] << 16) | (rgb[2] << 8) | 255
     return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def level_of(array):
+    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None."""
+    parent = getattr(array, "parent", None)
+    if parent is None:
+        return None
+    return engine.image_levels(parent).get(array.name)
+
+
+def write_plane(path, array, index: tuple[int, ...]) -> None:
+    """The plane of ``array`` at ``index`` (one per axis before the last two) as the mount's
+    ``.tif`` of it, byte for byte (the viewer's TIFF export)."""
+    values = np.asarray(array.read(tuple(index) + (slice(None), slice(None))))
+    if values.dtype.kind == "b":
+        values = values.astype(np.uint8)
+    values = values.astype(values.dtype.newbyteorder("="), copy=False)
+    write(path, values, Describer(array, level_of(array)).plane_tags(tuple(index)))
 
 
 def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None = None) -> None:

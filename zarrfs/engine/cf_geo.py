@@ -190,7 +190,7 @@ _GEOGRAPHIC_CODES = {4326, 4258, 4269, 4267, 4230, 4283, 4617}
 
 
 def _from_wkt(wkt: str, source: str) -> CRS:
-    match = _EPSG_TAIL.search(wkt)
+    match = _EPSG_TAIL.search(wkt[-200:])  # the outermost ID closes the text
     head = wkt.lstrip().split("[", 1)[0].strip().upper()
     geographic = head in ("GEOGCS", "GEOGCRS", "GEODCRS", "GEOGRAPHICCRS")
     return CRS(int(match.group(1)) if match else None, wkt, geographic, source)
