@@ -182,3 +182,18 @@ def test_malformed_crs_attributes_leave_the_rest(tmp_path):
     across_time = engine.cf.georeference(engine.open(str(url))["t2m"], axes=(0, 2))
     assert isinstance(across_time, engine.cf.NoGeoreference)
     assert "not over a map" in across_time.reason
+
+
+def test_a_stack_is_one_band_per_plane(tmp_path):
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    raw = xr.open_zarr(str(url), mask_and_scale=False, consolidated=False)
+    out = tmp_path / "summer.tif"
+    _get(url / "t2m", "[0:3, 2:5]", out)
+    with rasterio.open(out) as f:
+        assert f.count == 3 and f.crs.to_epsg() == 4326
+        assert f.xy(0, 0) == pytest.approx((lon[0], lat[2]))
+        assert f.scales == (0.01,) * 3 and f.offsets == (273.15,) * 3 and f.nodata == -32767
+        assert [f.tags(b)["time"] for b in (1, 2, 3)] == ["2020-06-01", "2020-07-01", "2020-08-01"]
+        assert f.descriptions[1] == "2 metre temperature at time=2020-07-01"
+        assert np.array_equal(f.read(), raw.t2m.values[0:3, 2:5])

@@ -46,6 +46,8 @@ _PIXEL_SCALE, _TIEPOINT, _TRANSFORMATION = 33550, 33922, 34264
 _KEY_DIRECTORY, _ASCII_PARAMS = 34735, 34737
 _GDAL_METADATA, _GDAL_NODATA = 42112, 42113
 _DESCRIPTION, _X_RESOLUTION, _Y_RESOLUTION, _RESOLUTION_UNIT = 270, 282, 283, 296
+#: the bands of a stack whose positions are read one by one, at most
+MAX_BAND_POSITIONS = 4096
 #: GDAL reads a PE string citation into a buffer of this size
 _PE_LIMIT = 2400
 #: OME-Zarr (UDUNITS-2) space units -> ImageJ's names ("micron" shows as µm)
@@ -85,31 +87,36 @@ class Describer:
         if self.level is not None:
             return calibration_tags(self.level, len(self.array.shape))
         try:
-            return cf_tags(self.array, self.georeference, index, decoded)
+            position = _position(self.array, index)
+            return cf_tags(self.array, self.georeference, position, decoded)
         except (engine.ZarrfsError, ValueError, TypeError) as exc:  # the pixels still serve
             log.warning("%s: TIFF tags left out: %s", self.array.path or "/", exc)
             return ()
 
 
-def cf_tags(array, geo, index: tuple[int, ...], decoded: bool, var=None) -> tuple[Tag, ...]:
+def cf_tags(array, geo, position: tuple, decoded: bool, bands: tuple = ((),)) -> tuple[Tag, ...]:
     """GeoTIFF and GDAL tags of a plane of a CF variable (none for an array CF says nothing
-    of)."""
-    var = var or engine.cf.variable(array)
+    of): ``position``, the plane's place on the other axes as ``(dimension, text)`` pairs;
+    ``bands``, per band of a stack, its place on the stacked axis."""
+    var = engine.cf.variable(array)
     placed = isinstance(geo, engine.cf.Georeference)
     if not (placed or var.encoded or var.units or var.long_name or var.standard_name):
         return ()
     tags = list(geo_tags(geo)) if placed else []
-    try:
-        position = engine.cf.plane_position(array, index) if index else ()
-    except engine.ZarrfsError:
-        position = tuple((f"dim_{k}", str(i)) for k, i in enumerate(index))
-    metadata = gdal_metadata(var, position, decoded)
+    metadata = gdal_metadata(var, position, decoded, bands)
     if metadata:
         tags.append(Tag(_GDAL_METADATA, ASCII, metadata))
     nodata = nodata_text(var, decoded)
     if nodata is not None:
         tags.append(Tag(_GDAL_NODATA, ASCII, nodata))
     return tuple(tags)
+
+
+def _position(array, index: tuple[int, ...]) -> tuple:
+    try:
+        return engine.cf.plane_position(array, index) if index else ()
+    except engine.ZarrfsError:
+        return tuple((f"dim_{k}", str(i)) for k, i in enumerate(index))
 
 
 def geo_tags(geo) -> tuple[Tag, ...]:
@@ -150,26 +157,33 @@ def geo_tags(geo) -> tuple[Tag, ...]:
     return tuple(tags)
 
 
-def gdal_metadata(var, position, decoded: bool) -> str | None:
-    """GDAL's ``<GDALMetadata>`` XML of a CF variable and a plane's position, or None."""
-    items = [(name, None, value) for name, value in position]
+def gdal_metadata(var, position, decoded: bool, bands: tuple = ((),)) -> str | None:
+    """GDAL's ``<GDALMetadata>`` XML of a CF variable and a plane's position (and per band of
+    a stack, its own), or None."""
+    items = [(name, None, None, value) for name, value in position]
     for name in ("long_name", "standard_name", "units"):
         if getattr(var, name):
-            items.append((name, None, getattr(var, name)))
-    if var.packing is not None and not decoded:
-        scale, offset = var.packing.scale_factor, var.packing.add_offset
-        items.append(("SCALE", "scale", repr(1.0 if scale is None else scale)))
-        items.append(("OFFSET", "offset", repr(0.0 if offset is None else offset)))
-    if var.units:
-        items.append(("UNITTYPE", "unittype", var.units))
-    if var.long_name or position:
-        items.append(("DESCRIPTION", "description", var.long_name or var.name))
+            items.append((name, None, None, getattr(var, name)))
+    for band, band_position in enumerate(bands):
+        items += [(name, band, None, value) for name, value in band_position]
+        if var.packing is not None and not decoded:
+            scale, offset = var.packing.scale_factor, var.packing.add_offset
+            items.append(("SCALE", band, "scale", repr(1.0 if scale is None else scale)))
+            items.append(("OFFSET", band, "offset", repr(0.0 if offset is None else offset)))
+        if var.units:
+            items.append(("UNITTYPE", band, "unittype", var.units))
+        if var.long_name or position or band_position:
+            text = var.long_name or var.name
+            if band_position:
+                text += " at " + ", ".join(f"{n}={v}" for n, v in band_position)
+            items.append(("DESCRIPTION", band, "description", text))
     if not items:
         return None
     lines = ["<GDALMetadata>"]
-    for name, role, value in items:
-        band = f' sample="0" role={quoteattr(role)}' if role else ""
-        lines.append(f"  <Item name={quoteattr(name)}{band}>{escape(str(value))}</Item>")
+    for name, band, role, value in items:
+        where = "" if band is None else f' sample="{band}"'
+        where += f" role={quoteattr(role)}" if role else ""
+        lines.append(f"  <Item name={quoteattr(name)}{where}>{escape(str(value))}</Item>")
     lines.append("</GDALMetadata>")
     return "\n".join(lines)
 
@@ -272,8 +286,22 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
     except engine.ZarrfsError as exc:
         geo = engine.cf.NoGeoreference(str(exc))
     leading = items[:-2]
-    index = tuple(leading) if all(isinstance(i, int) for i in leading) else ()
-    return cf_tags(array, geo, index, decoded=False)
+    stacked = [k for k, item in enumerate(leading) if isinstance(item, slice)]
+    if not stacked:
+        return cf_tags(array, geo, _position(array, tuple(leading)), decoded=False)
+    if len(stacked) > 1:  # 4-D and more: pages, without positions
+        return cf_tags(array, geo, (), decoded=False)
+    axis = stacked[0]
+    chosen = range(*leading[axis].indices(array.shape[axis]))
+    if len(chosen) > MAX_BAND_POSITIONS or not chosen:
+        return cf_tags(array, geo, (), decoded=False, bands=((),) * len(chosen))
+    positions = [
+        _position(array, tuple(i if k == axis else item for k, item in enumerate(leading)))
+        for i in chosen
+    ]
+    plane = tuple(p for k, p in enumerate(positions[0]) if k != axis)
+    bands = tuple((p[axis],) for p in positions)
+    return cf_tags(array, geo, plane, decoded=False, bands=bands)
 
 
 def ome_metadata(level, items: list, shape: tuple) -> dict | None:
@@ -334,8 +362,9 @@ def write_plane(path, array, index: tuple[int, ...]) -> None:
 
 def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None = None) -> None:
     """Write ``data`` (native byte order, numeric) as TIFF: a plane laid out as the mount lays
-    out its plane files (``tiff.tiff_layout``, the same bytes), a stack through tifffile with
-    the geo tags on every page, as an OME-TIFF when ``ome`` is given."""
+    out its plane files (``tiff.tiff_layout``, the same bytes); a stack through tifffile: as an
+    OME-TIFF when ``ome`` is given, a 3-D stack with geo or GDAL tags as one image of bands
+    (GDAL's reading of a TIFF: one band per plane), deeper ones as pages."""
     from .tiff import supports_tiff, tiff_layout
 
     if data.ndim == 2 and supports_tiff(data.dtype, data.shape):
@@ -348,6 +377,8 @@ def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None =
 
     extratags = [(t.code, t.type, t.count, t.values, True) for t in tags if t.code >= _PIXEL_SCALE]
     options: dict = {"photometric": "minisblack", "bigtiff": data.nbytes > 2**32 - 2**25}
+    if extratags and ome is None and data.ndim == 3:  # one image of bands, as GDAL reads it
+        options["planarconfig"] = "separate"
     if ome is not None:
         options.update(ome=True, metadata=ome)
         if "PhysicalSizeX" in ome and "PhysicalSizeY" in ome:
