@@ -68,6 +68,13 @@ class Tag:
             return len(self.values.encode("utf-8")) + 1
         return len(self.values) // (2 if self.type == RATIONAL else 1)
 
+    @property
+    def nbytes(self) -> int:
+        """The size of the packed value, without packing it."""
+        if self.type == ASCII:
+            return self.count
+        return len(self.values) * struct.calcsize(_FORMATS[self.type])
+
     def pack(self, order: str) -> bytes:
         if self.type == ASCII:
             return self.values.encode("utf-8") + b"\0"
@@ -99,7 +106,7 @@ def tiff_layout(
     height, width = shape
     data_size = height * width * dtype.itemsize * samples
     rows_per_strip, strip_count = _strips(dtype, height, width, samples)
-    extra = sum(len(t.pack("<")) + 1 for t in tags)
+    extra = sum(t.nbytes + 1 for t in tags)
     # classic TIFF's prefix is under 256 bytes plus 8 per strip and the tags: decide first
     bigtiff = data_size + 512 + 8 * strip_count + extra > _CLASSIC_LIMIT
     strips = (rows_per_strip, strip_count)
@@ -139,7 +146,7 @@ def _build(dtype, width, height, strips, data_size, bigtiff, samples, tags) -> T
     # the values that do not fit an entry follow the IFD, each at an even offset; their sizes
     # do not depend on where the pixels start, so lay out twice: to find it, then with it
     outside_at = header_size + ifd_size
-    sizes = [len(t.pack(order)) for t in entries(0)]
+    sizes = [t.nbytes for t in entries(0)]
     end = outside_at + sum(n + n % 2 for n in sizes if n > inline_bytes)
     data_offset = -(-end // _DATA_ALIGNMENT) * _DATA_ALIGNMENT
     out = bytearray()

@@ -71,6 +71,8 @@ class Describer:
         self.array = array
         self.level = level
         self._geo = None
+        self._var = None
+        self.positions = engine.cf.PlanePositions(array)
 
     @property
     def georeference(self):
@@ -87,18 +89,22 @@ class Describer:
         if self.level is not None:
             return calibration_tags(self.level, len(self.array.shape))
         try:
-            position = _position(self.array, index)
-            return cf_tags(self.array, self.georeference, position, decoded)
+            if self._var is None:
+                self._var = engine.cf.variable(self.array)
+            position = _position(self.positions, index)
+            return cf_tags(self.array, self.georeference, position, decoded, var=self._var)
         except (engine.ZarrfsError, ValueError, TypeError) as exc:  # the pixels still serve
             log.warning("%s: TIFF tags left out: %s", self.array.path or "/", exc)
             return ()
 
 
-def cf_tags(array, geo, position: tuple, decoded: bool, bands: tuple = ((),)) -> tuple[Tag, ...]:
+def cf_tags(
+    array, geo, position: tuple, decoded: bool, bands: tuple = ((),), var=None
+) -> tuple[Tag, ...]:
     """GeoTIFF and GDAL tags of a plane of a CF variable (none for an array CF says nothing
     of): ``position``, the plane's place on the other axes as ``(dimension, text)`` pairs;
     ``bands``, per band of a stack, its place on the stacked axis."""
-    var = engine.cf.variable(array)
+    var = var or engine.cf.variable(array)
     placed = isinstance(geo, engine.cf.Georeference)
     if not (placed or var.encoded or var.units or var.long_name or var.standard_name):
         return ()
@@ -112,9 +118,10 @@ def cf_tags(array, geo, position: tuple, decoded: bool, bands: tuple = ((),)) ->
     return tuple(tags)
 
 
-def _position(array, index: tuple[int, ...]) -> tuple:
+def _position(positions, index: tuple[int, ...]) -> tuple:
+    """``positions(index)`` (an ``engine.cf.PlanePositions``), else the indices."""
     try:
-        return engine.cf.plane_position(array, index) if index else ()
+        return positions(index) if index else ()
     except engine.ZarrfsError:
         return tuple((f"dim_{k}", str(i)) for k, i in enumerate(index))
 
@@ -286,9 +293,10 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
     except engine.ZarrfsError as exc:
         geo = engine.cf.NoGeoreference(str(exc))
     leading = items[:-2]
+    positions = engine.cf.PlanePositions(array)
     stacked = [k for k, item in enumerate(leading) if isinstance(item, slice)]
     if not stacked:
-        return cf_tags(array, geo, _position(array, tuple(leading)), decoded=False)
+        return cf_tags(array, geo, _position(positions, tuple(leading)), decoded=False)
     if len(stacked) > 1:  # 4-D and more: pages, without positions
         return cf_tags(array, geo, (), decoded=False)
     axis = stacked[0]
@@ -296,7 +304,7 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
     if len(chosen) > MAX_BAND_POSITIONS or not chosen:
         return cf_tags(array, geo, (), decoded=False, bands=((),) * len(chosen))
     positions = [
-        _position(array, tuple(i if k == axis else item for k, item in enumerate(leading)))
+        _position(positions, tuple(i if k == axis else item for k, item in enumerate(leading)))
         for i in chosen
     ]
     plane = tuple(p for k, p in enumerate(positions[0]) if k != axis)

@@ -341,23 +341,50 @@ def georeference(array, axes: tuple[int, int] = (-2, -1), window=None):
 
 def plane_position(array, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
     """Where the plane at ``index`` (one index per axis before its two) lies on those axes:
-    ``(dimension, text)``, the text its coordinate's decoded value (``("time", "2020-07-01")``,
-    one element read per axis), else the index. A coordinate that cannot be read gives the
-    index."""
-    names = array.dimension_names or ()
-    dims = [names[k] if k < len(names) and names[k] else f"dim_{k}" for k in range(len(index))]
-    found = coordinate_arrays(getattr(array, "parent", None), dims) if names else {}
-    out = []
-    for k, (dim, i) in enumerate(zip(dims, index, strict=True)):
-        text = str(i)
-        coord = found.get(dim)
-        if coord is not None and coord.shape[0] == array.shape[k]:
-            try:
-                text = format_value(read_decoded(coord, slice(i, i + 1))[0])
-            except ZarrfsError:
-                pass
-        out.append((dim, text))
-    return tuple(out)
+    ``(dimension, text)``, the text its coordinate's decoded value (``("time", "2020-07-01")``),
+    else the index. A coordinate that cannot be read gives the index."""
+    return PlanePositions(array)(index)
+
+
+class PlanePositions:
+    """:func:`plane_position` for many planes of one array: the coordinates are found once,
+    and one of at most :data:`WHOLE_COORDINATE` values is read whole on first use (a longer
+    one, one value per plane)."""
+
+    WHOLE_COORDINATE = 1 << 20
+
+    def __init__(self, array):
+        self.array = array
+        names = array.dimension_names or ()
+        ndim = len(array.shape)
+        self.dims = [names[k] if k < len(names) and names[k] else f"dim_{k}" for k in range(ndim)]
+        self._found = None
+        self._values: dict[str, object] = {}
+
+    def _coordinate(self, k: int):
+        if self._found is None:
+            parent = getattr(self.array, "parent", None)
+            leading = self.dims[: len(self.array.shape) - 2]
+            self._found = coordinate_arrays(parent, leading) if self.array.dimension_names else {}
+        coord = self._found.get(self.dims[k])
+        return coord if coord is not None and coord.shape[0] == self.array.shape[k] else None
+
+    def _text(self, k: int, i: int) -> str:
+        coord = self._coordinate(k)
+        if coord is None:
+            return str(i)
+        try:
+            if coord.shape[0] > self.WHOLE_COORDINATE:
+                return format_value(read_decoded(coord, slice(i, i + 1))[0])
+            values = self._values.get(coord.name)
+            if values is None:
+                values = self._values[coord.name] = read_decoded(coord)
+            return format_value(values[i])
+        except ZarrfsError:
+            return str(i)
+
+    def __call__(self, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+        return tuple((self.dims[k], self._text(k, i)) for k, i in enumerate(index))
 
 
 __all__ = [
@@ -365,6 +392,7 @@ __all__ = [
     "Coordinate",
     "Georeference",
     "NoGeoreference",
+    "PlanePositions",
     "axes",
     "axis_kind",
     "Masking",
