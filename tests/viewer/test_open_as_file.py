@@ -73,7 +73,7 @@ def test_tiff_export_is_the_file_opened(window, idle, qtbot, ome_images, mount, 
     idle(window)
     saved = []
     window.export_tiff(str(tmp_path / "plane.tif"), on_done=saved.append)
-    qtbot.waitUntil(lambda: bool(saved), timeout=20_000)
+    qtbot.waitUntil(lambda: bool(saved), timeout=60_000)  # a loaded machine
     plane = located(window, qtbot, make_mount=False)
     exported = (tmp_path / "plane.tif").read_bytes()
     assert exported == plane.read_bytes()
