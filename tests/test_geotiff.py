@@ -144,6 +144,7 @@ def test_ome_plane_is_calibrated_for_imagej(tmp_path):
     with tifffile.TiffFile(out) as f:
         ij = f.imagej_metadata
         assert ij["unit"] == "micron" and ij["spacing"] == 2.0
+        assert ij["Labels"] == "GFP" and ij["Ranges"] == (0.0, 2000.0)
         page = f.pages[0]
         x = page.tags["XResolution"].value
         assert x[0] / x[1] == pytest.approx(1 / 0.5)  # pixels per micron

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ASCII, SHORT, LONG, RATIONAL, DOUBLE, LONG8 = 2, 3, 4, 5, 12, 16
-_FORMATS = {SHORT: "H", LONG: "I", RATIONAL: "I", DOUBLE: "d", LONG8: "Q"}
+BYTE, ASCII, SHORT, LONG, RATIONAL, DOUBLE, LONG8 = 1, 2, 3, 4, 5, 12, 16
+_FORMATS = {BYTE: "B", SHORT: "H", LONG: "I", RATIONAL: "I", DOUBLE: "d", LONG8: "Q"}
 _UINT, _INT, _FLOAT, _COMPLEX = 1, 2, 3, 6
 _TARGET_STRIP_BYTES = 256 << 10
 _DATA_ALIGNMENT = 16
@@ -55,17 +55,20 @@ def _strips(dtype: np.dtype, height: int, width: int, samples: int = 1) -> tuple
 
 @dataclass(frozen=True)
 class Tag:
-    """One IFD entry beyond the baseline ones: ``values`` is text (ASCII, NUL added) or numbers
-    (a RATIONAL as numerator, denominator pairs, flattened)."""
+    """One IFD entry beyond the baseline ones: ``values`` is text (ASCII, NUL added), numbers
+    (a RATIONAL as numerator, denominator pairs, flattened) or ``bytes`` already packed in the
+    machine's byte order (ImageJ's metadata, packed by tifffile)."""
 
     code: int
     type: int
-    values: str | tuple
+    values: str | tuple | bytes
 
     @property
     def count(self) -> int:
         if self.type == ASCII:
             return len(self.values.encode("utf-8")) + 1
+        if isinstance(self.values, bytes):
+            return len(self.values) // struct.calcsize(_FORMATS[self.type])
         return len(self.values) // (2 if self.type == RATIONAL else 1)
 
     @property
@@ -73,9 +76,13 @@ class Tag:
         """The size of the packed value, without packing it."""
         if self.type == ASCII:
             return self.count
+        if isinstance(self.values, bytes):
+            return len(self.values)
         return len(self.values) * struct.calcsize(_FORMATS[self.type])
 
     def pack(self, order: str) -> bytes:
+        if isinstance(self.values, bytes):
+            return self.values
         if self.type == ASCII:
             return self.values.encode("utf-8") + b"\0"
         return struct.pack(f"{order}{len(self.values)}{_FORMATS[self.type]}", *self.values)

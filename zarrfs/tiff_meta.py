@@ -29,7 +29,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from .tiff import ASCII, DOUBLE, RATIONAL, SHORT, Tag
+from .tiff import ASCII, BYTE, DOUBLE, LONG, RATIONAL, SHORT, Tag
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,9 @@ class Describer:
         """The tags of the plane at ``index`` (one per axis before the last two); ``decoded``:
         the file holds the CF-decoded values (``-o cf``)."""
         if self.level is not None:
-            return calibration_tags(self.level, len(self.array.shape))
+            return calibration_tags(
+                self.level, len(self.array.shape), channels=_channel(self.level, self.array, index)
+            )
         try:
             if self._var is None:
                 self._var = engine.cf.variable(self.array)
@@ -228,20 +230,60 @@ def calibration(level, ndim: int) -> tuple[float, float, str | None, float | Non
     return float(height), float(width), ij_unit, spacing
 
 
-def calibration_tags(level, ndim: int, steps: tuple[int, int] = (1, 1)) -> tuple[Tag, ...]:
+def calibration_tags(
+    level, ndim: int, steps: tuple[int, int] = (1, 1), channels: tuple = (), composite=False
+) -> tuple[Tag, ...]:
     """XResolution, YResolution, ResolutionUnit and ImageJ's description of a level's planes
-    (taken every ``steps`` rows and columns)."""
+    (taken every ``steps`` rows and columns); ``channels``: the ``engine.Channel`` a plane
+    shows (its name, colour as a LUT and window as ImageJ's display range), or those a
+    composite blends (their names)."""
     found = calibration(level, ndim)
-    if found is None:
+    tags = []
+    if found is not None:
+        height, width, unit, spacing = found
+        height, width = height * abs(steps[0]), width * abs(steps[1])
+        tags += [
+            Tag(_X_RESOLUTION, RATIONAL, _rational(1.0 / width)),
+            Tag(_Y_RESOLUTION, RATIONAL, _rational(1.0 / height)),
+            Tag(_RESOLUTION_UNIT, SHORT, (1,)),  # none: the unit is ImageJ's
+        ]
+    if found is None and not channels:
         return ()
-    height, width, unit, spacing = found
-    height, width = height * abs(steps[0]), width * abs(steps[1])
-    return (
-        Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing)),
-        Tag(_X_RESOLUTION, RATIONAL, _rational(1.0 / width)),
-        Tag(_Y_RESOLUTION, RATIONAL, _rational(1.0 / height)),
-        Tag(_RESOLUTION_UNIT, SHORT, (1,)),  # none: the unit is ImageJ's
-    )
+    unit, spacing = (found[2], found[3]) if found is not None else (None, None)
+    tags.append(Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing)))
+    tags += _imagej_channels(channels, composite)
+    return tuple(sorted(tags, key=lambda t: t.code))
+
+
+def _channel(level, array, index: tuple[int, ...]) -> tuple:
+    """The channel the plane at ``index`` shows, as a 1-tuple, or ``()``."""
+    axis = level.image.channel_axis
+    if axis is None or axis >= len(index):
+        return ()
+    return (level.image.channels(array.shape[axis])[index[axis]],)
+
+
+def _imagej_channels(channels: tuple, composite: bool) -> list[Tag]:
+    """ImageJ's metadata tags (IJMetadataByteCounts, IJMetadata; packed by tifffile): the
+    plane's label, and for one channel its LUT and display range."""
+    import sys
+
+    import tifffile
+
+    if not channels:
+        return []
+    if not composite:
+        channel = channels[0]
+        ramp = np.arange(256, dtype=np.float64) / 255.0
+        lut = np.rint(np.outer(channel.color, ramp)).astype(np.uint8)
+        metadata: dict = {"Labels": [channel.label], "LUTs": [lut]}
+        if channel.window is not None:
+            metadata["Ranges"] = (float(channel.window.start), float(channel.window.end))
+    else:
+        metadata = {"Labels": ["composite of " + ", ".join(c.label for c in channels)]}
+    order = "<" if sys.byteorder == "little" else ">"
+    counts, data = sorted(tifffile.imagej_metadata_tag(metadata, order), key=lambda t: t[0])
+    return [Tag(counts[0], LONG, counts[3]), Tag(data[0], BYTE, data[3])]
 
 
 def imagej_description(unit: str | None, spacing: float | None) -> str:
@@ -287,7 +329,12 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
         return ()
     steps = (rows.step or 1, cols.step or 1)
     if level is not None:
-        return calibration_tags(level, ndim, steps=steps)
+        axis = level.image.channel_axis
+        channel = items[axis] if axis is not None and axis < ndim - 2 else None
+        chosen = (
+            (level.image.channels(array.shape[axis])[channel],) if isinstance(channel, int) else ()
+        )
+        return calibration_tags(level, ndim, steps=steps, channels=chosen)
     try:
         geo = engine.cf.georeference(array, window=(rows, cols))
     except engine.ZarrfsError as exc:

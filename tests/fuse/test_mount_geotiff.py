@@ -72,8 +72,14 @@ def test_ome_planes_and_composite_are_calibrated(tmp_path, mount):
             assert f.imagej_metadata["spacing"] == 2.0
             numerator, denominator = f.pages[0].tags["YResolution"].value
             assert numerator / denominator == pytest.approx(2.0)  # 0.5 micron pixels
-            if name.startswith("c_1"):
+            if name.startswith("c_1"):  # its omero name, colour (a LUT) and window
                 assert np.array_equal(f.asarray(), written.data[1, 2])
+                assert f.imagej_metadata["Labels"] == "GFP"
+                assert f.imagej_metadata["Ranges"] == (0.0, 2000.0)
+                lut = np.asarray(f.imagej_metadata["LUTs"]).reshape(3, 256)
+                assert lut[:, -1].tolist() == [0, 255, 0] and lut[1, 128] == 128
+            else:  # the active channels blended
+                assert f.imagej_metadata["Labels"] == "composite of DAPI, GFP"
     with tifffile.TiffFile(mnt / "s1" / "planes" / "c_0" / "z_0.tif") as f:
         numerator, denominator = f.pages[0].tags["XResolution"].value
         assert numerator / denominator == pytest.approx(1.0)  # level 1: 1 micron pixels

@@ -70,7 +70,9 @@ class CompositeFile:
         self.array = array
         self.spec = spec
         self.prefix = prefix
-        tags = calibration_tags(spec.level, len(array.shape))
+        count = tuple(array.shape)[spec.axis]
+        shown = tuple(c for c in spec.level.image.channels(count) if c.active)
+        tags = calibration_tags(spec.level, len(array.shape), channels=shown, composite=True)
         plane = tuple(array.shape)[-2:]
         self.layout = tiff_layout(np.dtype(np.uint8), plane, samples=3, tags=tags)
 
