@@ -242,6 +242,11 @@ class MainWindow(QMainWindow):
         if request is None:
             self.post(messages.describe(ValueError("no image to export")))
             return
+        write = lambda: export.write_png(export.render(request), path)  # noqa: E731
+        self._save_in_background(path, write, request.array.path, on_done)
+
+    def _save_in_background(self, path: str, write, node_path: str, on_done=None) -> None:
+        """Run ``write`` (which writes ``path``) in a worker; "Saved" or the error after."""
 
         def done(_result) -> None:
             self.statusBar().showMessage(f"Saved {path}", 5000)
@@ -249,9 +254,7 @@ class MainWindow(QMainWindow):
                 on_done(path)
 
         self.background.run(
-            lambda: export.write_png(export.render(request), path),
-            done,
-            lambda exc: self.post(messages.describe(exc, node=request.array.path)),
+            write, done, lambda exc: self.post(messages.describe(exc, node=node_path))
         )
 
     def ask_export_tiff(self) -> None:
@@ -268,17 +271,8 @@ class MainWindow(QMainWindow):
         except ValueError as exc:
             self.post(messages.describe(exc))
             return
-
-        def done(_result) -> None:
-            self.statusBar().showMessage(f"Saved {path}", 5000)
-            if on_done is not None:
-                on_done(path)
-
-        self.background.run(
-            lambda: export.write_tiff(array, index, path),
-            done,
-            lambda exc: self.post(messages.describe(exc, node=array.path)),
-        )
+        write = lambda: export.write_tiff(array, index, path)  # noqa: E731
+        self._save_in_background(path, write, array.path, on_done)
 
     # -- open as a file ---------------------------------------------------------------------------
 
