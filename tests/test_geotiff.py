@@ -198,3 +198,19 @@ def test_a_stack_is_one_band_per_plane(tmp_path):
         assert [f.tags(b)["time"] for b in (1, 2, 3)] == ["2020-06-01", "2020-07-01", "2020-08-01"]
         assert f.descriptions[1] == "2 metre temperature at time=2020-07-01"
         assert np.array_equal(f.read(), raw.t2m.values[0:3, 2:5])
+
+
+def test_each_channel_plane_names_its_own_channel(tmp_path):
+    """Planes of one channel share a header; another channel's planes get their own."""
+    import io
+
+    written = write_ome_zarr_py(tmp_path, "0.4")
+    tree = VirtualTree(lambda: engine.open(str(written.path)), MountOptions())
+    labels = []
+    for name in ("c_0/z_1", "c_0/z_3", "c_1/z_1", "c_2/z_0"):
+        entry = tree.resolve(f"/s0/planes/{name}.tif")
+        with tifffile.TiffFile(io.BytesIO(bytes(entry.open().read(0, entry.size)))) as f:
+            labels.append(f.imagej_metadata["Labels"])
+            c, z = int(name[2]), int(name[-1])
+            assert np.array_equal(f.asarray(), written.data[c, z])
+    assert labels == ["DAPI", "DAPI", "GFP", "RFP"]

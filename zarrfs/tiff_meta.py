@@ -72,7 +72,16 @@ class Describer:
         self.level = level
         self._geo = None
         self._var = None
+        self._plain = False  # known to have no CF tags: every plane's are the same (none)
         self.positions = engine.cf.PlanePositions(array)
+
+    def shared_key(self, index: tuple[int, ...]):
+        """A key the planes whose tags equal this plane's share, or None when they are its own
+        (a CF plane's position): the mount lays out one header per key."""
+        if self.level is not None:
+            axis = self.level.image.channel_axis
+            return ("channel", index[axis]) if axis is not None and axis < len(index) else ()
+        return () if self._plain else None
 
     @property
     def georeference(self):
@@ -94,7 +103,9 @@ class Describer:
             if self._var is None:
                 self._var = engine.cf.variable(self.array)
             position = _position(self.positions, index)
-            return cf_tags(self.array, self.georeference, position, decoded, var=self._var)
+            tags = cf_tags(self.array, self.georeference, position, decoded, var=self._var)
+            self._plain = not tags
+            return tags
         except (engine.ZarrfsError, ValueError, TypeError) as exc:  # the pixels still serve
             log.warning("%s: TIFF tags left out: %s", self.array.path or "/", exc)
             return ()

@@ -234,14 +234,19 @@ class NodeContext:
             selection = index + (slice(None), slice(None))
             return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
         dtype = np.dtype(array.dtype)
-        prefix = headers.get(kind)
-        if prefix is None and kind == "npy":
-            prefix = headers[kind] = npy_header(dtype, (height, width))
-        elif prefix is None:  # tags may name the plane's position: per plane unless none
+        if kind == "npy":
+            prefix = headers.get(kind)
+            if prefix is None:
+                prefix = headers[kind] = npy_header(dtype, (height, width))
+            return self.byte_file(array, prefix, start, height * width)
+        # a TIFF's tags may name the plane's channel or position: shared where they are equal
+        prefix = headers.get((kind, describer.shared_key(index)))
+        if prefix is None:
             tags = describer.plane_tags(index)
             prefix = tiff_layout(dtype, (height, width), tags=tags).prefix
-            if not tags or describer.level is not None:
-                headers[kind] = prefix
+            shared = describer.shared_key(index)
+            if shared is not None:
+                headers[(kind, shared)] = prefix
         return self.byte_file(array, prefix, start, height * width)
 
 
