@@ -116,7 +116,7 @@ def test_grid_mapping_crs_wkt_with_an_epsg_code(tmp_path):
         assert f.crs.to_epsg() == 3035  # crs_wkt wins over the parameters
 
 
-def test_a_store_written_by_gdal(tmp_path):
+def test_a_store_written_by_gdal(tmp_path, capsys):
     url = tmp_path / "utm.zarr"
     data = write_gdal(url, 32631, (500_000.0, 4_600_000.0), 100.0)
     out = tmp_path / "utm.tif"
@@ -126,6 +126,11 @@ def test_a_store_written_by_gdal(tmp_path):
         assert f.transform == original.transform
         assert f.nodata == original.nodata == -9999
         assert np.array_equal(f.read(1), data)
+    capsys.readouterr()
+    assert main(["info", str(url / "utm")]) == 0  # opened by its own URL: its parent's X, Y
+    assert "EPSG:32631 (from _CRS); corner 500000, 4600000; cells 100 x -100" in (
+        capsys.readouterr().out
+    )
 
 
 def test_same_bytes_as_the_mount(tmp_path):

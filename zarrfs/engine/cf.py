@@ -319,24 +319,26 @@ def coordinate_labels(array) -> tuple[str, ...] | None:
     return labels if len(set(labels)) == len(labels) else None
 
 
-def georeference(array, axes: tuple[int, int] = (-2, -1), window=None):
+def georeference(array, axes: tuple[int, int] = (-2, -1), window=None, group=None):
     """Where the planes of ``array`` over ``axes`` (rows, columns) lie on the Earth: a
     :class:`Georeference` (GDAL's geotransform and a :class:`CRS`), or a
     :class:`NoGeoreference` saying why not (``cf_geo``). ``window``: the two slices of those
-    axes a selection keeps (``zarrfs get``), else the whole plane. Reads the two 1-D
-    coordinates whole."""
+    axes a selection keeps (``zarrfs get``), else the whole plane; ``group``: where its
+    coordinates and grid mapping live, when not its parent (an array opened by its own URL).
+    Reads the two 1-D coordinates whole."""
     ndim = len(array.shape)
     names = array.dimension_names
     rows, cols = (a % ndim for a in axes) if ndim >= 2 else (0, 0)
     if ndim < 2 or not names or not names[rows] or not names[cols]:
         return NoGeoreference("the plane's axes have no dimension names")
     dims = (names[rows], names[cols])
-    found = coordinate_arrays(getattr(array, "parent", None), dims)
+    group = group if group is not None else getattr(array, "parent", None)
+    found = coordinate_arrays(group, dims)
     coordinates = {}
     for dim, coord in found.items():
         var = variable(coord)
         coordinates[dim] = (var, lambda coord=coord, var=var: read_decoded(coord, ..., var))
-    return cf_geo.georeference(array, dims, coordinates, window)
+    return cf_geo.georeference(array, dims, coordinates, window, group)
 
 
 def plane_position(array, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:

@@ -47,7 +47,8 @@ class CRS:
     source: str  # where it was found, for ``info.txt``
 
     def describe(self) -> str:
-        return f"EPSG:{self.epsg}" if self.epsg else _wkt_name(self.wkt or "")
+        """``EPSG:4326 (from latitude/longitude coordinates)``, or the WKT's name."""
+        return f"{f'EPSG:{self.epsg}' if self.epsg else _wkt_name(self.wkt or '')} (from {self.source})"
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,13 @@ class NoGeoreference:
     reason: str
 
 
-def georeference(array, dims: tuple[str, str], coordinates: dict, window=None):
+def georeference(array, dims: tuple[str, str], coordinates: dict, window=None, group=None):
     """The :class:`Georeference` of the planes of ``array`` whose rows and columns run along
     ``dims``, or a :class:`NoGeoreference` saying why there is none (``cf.georeference`` finds
     the parts). ``coordinates``: ``{dimension: (cf.Variable, read)}`` for the dimensions that
     have a coordinate variable, ``read()`` its decoded values; ``window``: the two slices a
-    selection keeps, else the whole plane."""
+    selection keeps, else the whole plane; ``group``: where a ``grid_mapping`` variable is
+    looked up."""
     missing = [d for d in dims if d not in coordinates]
     if missing:
         return NoGeoreference(f"no coordinate variable for {', '.join(missing)}")
@@ -90,7 +92,7 @@ def georeference(array, dims: tuple[str, str], coordinates: dict, window=None):
         return NoGeoreference(f"rows run along {dims[0]} and columns along {dims[1]} (transposed)")
     if {cf_axes.TIME, cf_axes.VERTICAL} & set(kinds):
         return NoGeoreference(f"the plane runs along {dims[0]} and {dims[1]}, not over a map")
-    crs, note = _find_crs(array, kinds)
+    crs, note = _find_crs(array, kinds, group)
     if crs is None and note is not None:
         return NoGeoreference(note)
     edges = []
@@ -139,11 +141,11 @@ def _spacing(dim: str, values: np.ndarray) -> float | str:
 
 
 # -- the CRS ---------------------------------------------------------------------------------
-def _find_crs(array, kinds) -> tuple[CRS | None, str | None]:
+def _find_crs(array, kinds, group) -> tuple[CRS | None, str | None]:
     """The CRS and None; or None and why there is no georeference; or None, None: a projected
     grid without a CRS (a geotransform alone)."""
     geographic = kinds == [cf_axes.LATITUDE, cf_axes.LONGITUDE]
-    crs = _grid_mapping_crs(array) or _gdal_crs(array.attrs.get("_CRS"))
+    crs = _grid_mapping_crs(array, group) or _gdal_crs(array.attrs.get("_CRS"))
     if crs is not None:
         return crs, None
     if geographic:
@@ -153,9 +155,8 @@ def _find_crs(array, kinds) -> tuple[CRS | None, str | None]:
     return None, "the axes are not latitude/longitude and no grid_mapping or _CRS names a CRS"
 
 
-def _grid_mapping_crs(array) -> CRS | None:
+def _grid_mapping_crs(array, parent) -> CRS | None:
     name = array.attrs.get("grid_mapping")
-    parent = getattr(array, "parent", None)
     if not isinstance(name, str) or not name.strip() or parent is None:
         return None
     name = name.split(":")[0].split()[0]  # CF 1.7's "crs: x y" form names one mapping first
@@ -197,8 +198,12 @@ def _from_wkt(wkt: str, source: str) -> CRS:
 
 
 def _wkt_name(wkt: str) -> str:
+    """The CRS's name, else its projection method's."""
     match = re.match(r'\s*\w+\[\s*"([^"]*)"', wkt)
-    return match.group(1) if match else "a WKT CRS"
+    if match and match.group(1).lower() not in ("", "unknown", "unnamed"):
+        return match.group(1)
+    method = re.search(r'(?:PROJECTION|METHOD)\[\s*"([^"]*)"', wkt)
+    return method.group(1) if method else "a WKT CRS"
 
 
 # -- CF grid mapping parameters as WKT 1 (CF appendix F; OGC 01-009 names) ---------------------

@@ -52,16 +52,16 @@ def cf_summary(array, group=None) -> dict | None:
         out["time"] = {"calendar": var.time.calendar, "units": var.time.units, **ends}
     placed = array.ndim >= 2 and all(coords.get(d) is not None for d in var.dimensions[-2:])
     if placed or "grid_mapping" in array.attrs or "_CRS" in array.attrs:
-        out["georeference"] = _georeference(array)
+        out["georeference"] = _georeference(array, group)
     if var.problems:
         out["problems"] = list(var.problems)
     return out
 
 
-def _georeference(array) -> dict:
+def _georeference(array, group) -> dict:
     """Where the ``.tif`` of a plane lies (``cf.georeference``), or why it has no place."""
     try:
-        geo = cf.georeference(array)
+        geo = cf.georeference(array, group=group)
     except ZarrfsError as exc:
         return {"none": f"cannot be read: {exc.message}"}
     if isinstance(geo, cf.NoGeoreference):
