@@ -65,7 +65,7 @@ class Tag:
 
     @property
     def count(self) -> int:
-        if self.type == ASCII:
+        if isinstance(self.values, str):  # ASCII
             return len(self.values.encode("utf-8")) + 1
         if isinstance(self.values, bytes):
             return len(self.values) // struct.calcsize(_FORMATS[self.type])
@@ -83,7 +83,7 @@ class Tag:
     def pack(self, order: str) -> bytes:
         if isinstance(self.values, bytes):
             return self.values
-        if self.type == ASCII:
+        if isinstance(self.values, str):  # ASCII
             return self.values.encode("utf-8") + b"\0"
         return struct.pack(f"{order}{len(self.values)}{_FORMATS[self.type]}", *self.values)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 from fractions import Fraction
+from typing import Literal
 from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
@@ -180,7 +181,9 @@ def geo_tags(geo) -> tuple[Tag, ...]:
 def gdal_metadata(var, position, decoded: bool, bands: tuple = ((),)) -> str | None:
     """GDAL's ``<GDALMetadata>`` XML of a CF variable and a plane's position (and per band of
     a stack, its own), or None."""
-    items = [(name, None, None, value) for name, value in position]
+    items: list[tuple[str, int | None, str | None, object]] = [
+        (name, None, None, value) for name, value in position
+    ]
     for name in ("long_name", "standard_name", "units"):
         if getattr(var, name):
             items.append((name, None, None, getattr(var, name)))
@@ -200,8 +203,8 @@ def gdal_metadata(var, position, decoded: bool, bands: tuple = ((),)) -> str | N
     if not items:
         return None
     lines = ["<GDALMetadata>"]
-    for name, band, role, value in items:
-        where = "" if band is None else f' sample="{band}"'
+    for name, sample, role, value in items:
+        where = "" if sample is None else f' sample="{sample}"'
         where += f" role={quoteattr(role)}" if role else ""
         lines.append(f"  <Item name={quoteattr(name)}{where}>{escape(str(value))}</Item>")
     lines.append("</GDALMetadata>")
@@ -292,7 +295,7 @@ def _imagej_channels(channels: tuple, composite: bool) -> list[Tag]:
             metadata["Ranges"] = (float(channel.window.start), float(channel.window.end))
     else:
         metadata = {"Labels": ["composite of " + ", ".join(c.label for c in channels)]}
-    order = "<" if sys.byteorder == "little" else ">"
+    order: Literal["<", ">"] = "<" if sys.byteorder == "little" else ">"
     counts, data = sorted(tifffile.imagej_metadata_tag(metadata, order), key=lambda t: t[0])
     return [Tag(counts[0], LONG, counts[3]), Tag(data[0], BYTE, data[3])]
 
@@ -338,19 +341,24 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
     rows, cols = items[-2], items[-1]
     if not (isinstance(rows, slice) and isinstance(cols, slice)):
         return ()
-    steps = (rows.step or 1, cols.step or 1)
     if level is not None:
         axis = level.image.channel_axis
         channel = items[axis] if axis is not None and axis < ndim - 2 else None
-        chosen = (
+        shown = (
             (level.image.channels(array.shape[axis])[channel],) if isinstance(channel, int) else ()
         )
-        return calibration_tags(level, ndim, steps=steps, channels=chosen)
+        steps = (rows.step or 1, cols.step or 1)
+        return calibration_tags(level, ndim, steps=steps, channels=shown)
     try:
         geo = engine.cf.georeference(array, window=(rows, cols))
     except engine.ZarrfsError as exc:
         geo = engine.cf.NoGeoreference(str(exc))
-    leading = items[:-2]
+    return _cf_selection_tags(array, geo, items[:-2])
+
+
+def _cf_selection_tags(array, geo, leading: list) -> tuple[Tag, ...]:
+    """The CF tags of a selection whose leading ``items`` are ``leading``: a plane's position;
+    for a 3-D stack, each band's place on its stacked axis."""
     positions = engine.cf.PlanePositions(array)
     stacked = [k for k, item in enumerate(leading) if isinstance(item, slice)]
     if not stacked:
@@ -358,15 +366,15 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
     if len(stacked) > 1:  # 4-D and more: pages, without positions
         return cf_tags(array, geo, (), decoded=False)
     axis = stacked[0]
-    chosen = range(*leading[axis].indices(array.shape[axis]))
-    if len(chosen) > MAX_BAND_POSITIONS or not chosen:
-        return cf_tags(array, geo, (), decoded=False, bands=((),) * len(chosen))
-    positions = [
+    indices = range(*leading[axis].indices(array.shape[axis]))
+    if len(indices) > MAX_BAND_POSITIONS or not indices:
+        return cf_tags(array, geo, (), decoded=False, bands=((),) * len(indices))
+    places = [
         _position(positions, tuple(i if k == axis else item for k, item in enumerate(leading)))
-        for i in chosen
+        for i in indices
     ]
-    plane = tuple(p for k, p in enumerate(positions[0]) if k != axis)
-    bands = tuple((p[axis],) for p in positions)
+    plane = tuple(p for k, p in enumerate(places[0]) if k != axis)
+    bands = tuple((p[axis],) for p in places)
     return cf_tags(array, geo, plane, decoded=False, bands=bands)
 
 
@@ -437,7 +445,7 @@ def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None =
         layout = tiff_layout(data.dtype, data.shape, tags=tags)
         with open(path, "wb") as f:
             f.write(layout.prefix)
-            f.write(memoryview(np.ascontiguousarray(data)).cast("B"))
+            f.write(np.ascontiguousarray(data).data)
         return
     import tifffile
 
