@@ -336,6 +336,8 @@ def georeference(array, axes: tuple[int, int] = (-2, -1), window=None, group=Non
     found = coordinate_arrays(group, dims)
     coordinates = {}
     for dim, coord in found.items():
+        if coord.shape[0] > cf_geo.MAX_COORDINATE:  # read whole to check it: not past this
+            return NoGeoreference(f"{dim} has {coord.shape[0]} values, too many to check")
         var = variable(coord)
         coordinates[dim] = (var, lambda coord=coord, var=var: read_decoded(coord, ..., var))
     return cf_geo.georeference(array, dims, coordinates, window, group)

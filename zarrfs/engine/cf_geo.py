@@ -31,6 +31,8 @@ from .errors import ZarrfsError
 #: a coordinate is regular when each value is within this fraction of the spacing of the
 #: straight line through its first and last values
 RELATIVE_TOLERANCE = 1e-4
+#: the longest coordinate read whole to check that it is regular (128 MiB of float64)
+MAX_COORDINATE = 1 << 24
 _WGS84 = (6378137.0, 298.257223563)
 _EPSG_TAIL = re.compile(r'(?:ID|AUTHORITY)\[\s*"EPSG"\s*,\s*"?(\d+)"?\s*\]\s*\]\s*$', re.I)
 _EPSG_URL = re.compile(r"EPSG/\d+/(\d+)\s*$|EPSG:+(\d+)\s*$", re.I)
