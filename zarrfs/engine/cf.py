@@ -336,6 +336,9 @@ def georeference(array, axes: tuple[int, int] = (-2, -1), window=None, group=Non
     found = coordinate_arrays(group, dims)
     coordinates = {}
     for dim, coord in found.items():
+        size = array.shape[rows if dim == dims[0] else cols]
+        if coord.shape[0] != size:
+            return NoGeoreference(f"{dim} has {coord.shape[0]} values for {size} pixels")
         if coord.shape[0] > cf_geo.MAX_COORDINATE:  # read whole to check it: not past this
             return NoGeoreference(f"{dim} has {coord.shape[0]} values, too many to check")
         var = variable(coord)
