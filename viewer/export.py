@@ -1,6 +1,8 @@
 """Export what the view shows as PNG: the screen as drawn (composite, scale bar and all), or the
 plane on screen at full resolution, rendered as it is drawn (the composite with the windows on
-screen; one plane with its contrast and colormap).
+screen; one plane with its contrast and colormap); or its values as TIFF, the same file as the
+mount's ``.tif`` of that plane ("Open plane as a file"), georeferenced or calibrated alike
+(``zarrfs.tiff_meta``).
 
 A full-resolution export reads the whole plane of level 0, so it leaves the GUI thread as an
 immutable :class:`FullPlane` request; :func:`render` runs in a worker and uses ``engine.blend``,
@@ -99,6 +101,25 @@ def render(request: FullPlane) -> np.ndarray:
     if shown.dtype.kind == "f":
         rgb[np.isnan(shown)] = 0
     return rgb
+
+
+def plane_tiff(view) -> tuple[object, tuple[int, ...]]:
+    """(level 0, the indices before the plane) of the plane on screen, for :func:`write_tiff`;
+    ValueError when nothing is shown or the plane is not over the last two axes (the mount's
+    plane files, which the TIFF equals, run over those)."""
+    controller, state = view.controller, view.state
+    if state is None or not controller.arrays:
+        raise ValueError("no image to export")
+    if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
+        raise ValueError("TIFF export runs over the last two axes, as the mount's plane files")
+    return controller.arrays[0], tuple(state.indices[:-2])
+
+
+def write_tiff(array, index: tuple[int, ...], path: str | Path) -> None:
+    """The plane's values as the mount's ``.tif`` of it, byte for byte (runs in a worker)."""
+    from zarrfs.tiff_meta import write_plane
+
+    write_plane(path, array, index)
 
 
 def write_png(rgb: np.ndarray, path: str | Path) -> None:

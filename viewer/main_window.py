@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction("&Export view as PNG…", self.ask_export_screen)
         file_menu.addAction("Export full-resolution PNG…", self.ask_export_full)
+        file_menu.addAction("Export plane as &TIFF…", self.ask_export_tiff)
         file_menu.addAction("Open plane as a &file…", self.ask_open_as_file)
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit")
@@ -248,6 +249,11 @@ class MainWindow(QMainWindow):
         if request is None:
             self.post(messages.describe(ValueError("no image to export")))
             return
+        write = lambda: export.write_png(export.render(request), path)  # noqa: E731
+        self._save_in_background(path, write, request.array.path, on_done)
+
+    def _save_in_background(self, path: str, write, node_path: str, on_done=None) -> None:
+        """Run ``write`` (which writes ``path``) in a worker; "Saved" or the error after."""
 
         def done(_result) -> None:
             self.statusBar().showMessage(f"Saved {path}", 5000)
@@ -255,10 +261,25 @@ class MainWindow(QMainWindow):
                 on_done(path)
 
         self.background.run(
-            lambda: export.write_png(export.render(request), path),
-            done,
-            lambda exc: self.post(messages.describe(exc, node=request.array.path)),
+            write, done, lambda exc: self.post(messages.describe(exc, node=node_path))
         )
+
+    def ask_export_tiff(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export plane as TIFF", "plane.tif", "TIFF images (*.tif *.tiff)"
+        )
+        if path:
+            self.export_tiff(path)
+
+    def export_tiff(self, path: str, on_done=None) -> None:
+        """The plane on screen's values as the mount's ``.tif`` of it, in the background."""
+        try:
+            array, index = export.plane_tiff(self.image)
+        except ValueError as exc:
+            self.post(messages.describe(exc))
+            return
+        write = lambda: export.write_tiff(array, index, path)  # noqa: E731
+        self._save_in_background(path, write, array.path, on_done)
 
     # -- open as a file ---------------------------------------------------------------------------
 

@@ -101,6 +101,20 @@ def _parent_group(args, node):
     return parent if parent.kind == "group" else None
 
 
+def _within_parent(args, arr):
+    """An array opened by its own URL, opened again through its parent group when it has one:
+    its CF coordinates, grid mapping and OME-Zarr image live there (``get -o x.tif``)."""
+    parent = _parent_group(args, arr)
+    if parent is None:
+        return arr
+    name = args.url.rstrip("/").rpartition("/")[2]
+    try:
+        found = parent[name]
+    except Exception:  # the array as opened still reads; only its tags are lost
+        return arr
+    return found if getattr(found, "kind", None) == "array" else arr
+
+
 def cmd_info(args) -> int:
     from zarrfs.engine import format_summary, summary
 
@@ -176,6 +190,8 @@ def cmd_get(args) -> int:
     progress = args.progress or sys.stderr.isatty()
     from zarrfs.engine import SelectionError
 
+    if suffix in (".tif", ".tiff"):
+        arr = _within_parent(args, arr)
     try:
         data = read_selection(arr, selection, progress=progress)
     except SelectionError as exc:  # out of range for this array: say which array
@@ -185,7 +201,7 @@ def cmd_get(args) -> int:
             store_url=arr.store.url,
             node_path=arr.path,
         ) from exc
-    data = write_output(data, out, suffix)
+    data = write_output(data, out, suffix, source=arr, selection=selection)
     print(
         f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
         file=sys.stderr,

@@ -69,15 +69,19 @@ def _bar(total: int, enabled: bool):
     return tqdm(total=total, unit="rows", desc="reading", leave=False)
 
 
-def write_output(data: np.ndarray, path: Path, suffix: str) -> np.ndarray:
+def write_output(
+    data: np.ndarray, path: Path, suffix: str, source=None, selection: tuple = ()
+) -> np.ndarray:
     """Write ``data`` in the format ``suffix`` names; returns what was written (variable-length
-    strings and bytes go to .npy as fixed-width ``str``/``bytes``: .npy files never pickle)."""
+    strings and bytes go to .npy as fixed-width ``str``/``bytes``: .npy files never pickle).
+    ``source``: the array ``data`` is ``source[selection]`` of, whose CF and OME-Zarr metadata
+    a TIFF carries (``zarrfs.tiff_meta``)."""
     if suffix == ".npy":
         if data.dtype.kind == "O":
             data = _fixed_width(data)
         np.save(path, data, allow_pickle=False)
     elif suffix in (".tif", ".tiff"):
-        _write_tiff(data, path)
+        _write_tiff(data, path, source, selection)
     else:
         _write_csv(data, path)
     return data
@@ -99,8 +103,8 @@ def _fixed_width(data: np.ndarray) -> np.ndarray:
     return data.astype(str if text else bytes)
 
 
-def _write_tiff(data: np.ndarray, path: Path) -> None:
-    import tifffile
+def _write_tiff(data: np.ndarray, path: Path, source=None, selection: tuple = ()) -> None:
+    from . import tiff_meta
 
     if data.ndim < 2:
         raise OutputError(
@@ -111,7 +115,29 @@ def _write_tiff(data: np.ndarray, path: Path) -> None:
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
     data = data.astype(data.dtype.newbyteorder("="), copy=False)
-    tifffile.imwrite(path, data, photometric="minisblack", bigtiff=data.nbytes > 2**32 - 2**25)
+    tags, ome = (), None
+    if source is not None and source.ndim >= 2:
+        items = _normalized(_expand(selection, source.ndim), tuple(source.shape))
+        level = tiff_meta.level_of(source)
+        tags = tiff_meta.selection_tags(source, items, level)
+        if level is not None and data.ndim > 2:
+            ome = tiff_meta.ome_metadata(level, items, tuple(source.shape))
+    tiff_meta.write(path, data, tags, ome)
+
+
+def _normalized(items: list, shape: tuple) -> list:
+    """Integers within ``[0, n)``, slices with their bounds (``slice.indices``): a window the
+    georeference and the channel list can apply as they are."""
+    out = []
+    for item, n in zip(items, shape, strict=False):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            out.append(slice(start, stop if stop >= 0 else None, step))  # -1: before 0
+        elif isinstance(item, (int, np.integer)) and -n <= item < n:
+            out.append(int(item) % n)
+        else:
+            out.append(item)
+    return out
 
 
 def _write_csv(data: np.ndarray, path: Path) -> None:

@@ -17,7 +17,7 @@ import tifffile
 from tests.conftest import find_corpus_dir
 from tests.fuse.conftest import needs_fuse
 from zarrfs.fuse.layout import axis_labels, plane_entry_name
-from zarrfs.fuse.tiff import supports_tiff
+from zarrfs.tiff import supports_tiff
 
 pytestmark = [needs_fuse, pytest.mark.fuse]
 

@@ -26,8 +26,8 @@ from zarrfs.fuse.options import (
     parse_mount_options,
     parse_size,
 )
-from zarrfs.fuse.tiff import supports_tiff, tiff_layout
 from zarrfs.fuse.tree import VirtualTree, is_directory
+from zarrfs.tiff import ASCII, DOUBLE, LONG, RATIONAL, SHORT, Tag, supports_tiff, tiff_layout
 
 DTYPES = [
     "u1",
@@ -137,6 +137,37 @@ def test_bigtiff_when_past_4_gib(tmp_path):
         assert tif.is_bigtiff and page.shape == shape and page.dtype == np.uint8
         assert page.dataoffsets[0] == layout_.data_offset
         assert sum(page.databytecounts) == 70_000 * 70_000
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (70_000, 70_000)], ids=["classic", "bigtiff"])
+def test_extra_tags_read_back_in_tifffile(tmp_path, shape):
+    """Extra tags of every kind (odd-length text, doubles, rationals, inline shorts, packed
+    bytes) land sorted after the IFD at even offsets, in classic TIFF and BigTIFF alike."""
+    tags = (
+        Tag(42113, ASCII, "-32767"),  # 7 bytes with its NUL: odd
+        Tag(33550, DOUBLE, (0.25, 0.5, 0.0)),
+        Tag(282, RATIONAL, (40, 13)),
+        Tag(296, SHORT, (1,)),
+        Tag(42112, ASCII, "<GDALMetadata>\n</GDALMetadata>"),
+        Tag(50838, LONG, np.array([4, 6], "=u4").tobytes()),
+    )
+    layout_ = tiff_layout(np.dtype("u2"), shape, tags=tags)
+    path = tmp_path / "t.tif"
+    with open(path, "wb") as file:
+        file.write(layout_.prefix)
+        file.truncate(layout_.size)
+    with tifffile.TiffFile(path) as tif:
+        page = tif.pages[0]
+        assert tif.is_bigtiff == layout_.bigtiff and page.shape == shape
+        assert page.tags[42113].value == "-32767"
+        assert page.tags[33550].value == (0.25, 0.5, 0.0)
+        assert page.tags[282].value == (40, 13) and page.tags[296].value == 1
+        assert page.tags[42112].value == "<GDALMetadata>\n</GDALMetadata>"
+        assert tuple(page.tags[50838].value) == (4, 6)
+        assert all(t.valueoffset % 2 == 0 for t in page.tags.values() if t.count * 8 > 8)
+        assert page.dataoffsets[0] == layout_.data_offset
+        if shape == (5, 7):
+            assert page.asarray().shape == shape
 
 
 def test_tiff_not_offered_for_strings_structs_datetimes_or_empty():

@@ -73,3 +73,21 @@ def test_finds_an_existing_mount(window, idle, qtbot, ome_images, mount):  # noq
     assert plane == mounted.path / "s0" / "planes" / "c_0" / "z_2.tif"  # defaultZ 2
     assert not window.mounts.made
     np.testing.assert_array_equal(tifffile.imread(plane), written.data[0, 2])
+
+
+def test_tiff_export_is_the_file_opened(window, idle, qtbot, ome_images, mount, tmp_path):  # noqa: F811
+    """File > Export plane as TIFF writes the bytes of the mount's .tif of the plane on screen,
+    calibrated alike (ImageJ's unit and the pixel size)."""
+    written = ome_images("ome-zarr-py", "0.4")
+    mount(str(written.path))
+    window.open_store(str(written.path), {})
+    idle(window)
+    saved = []
+    window.export_tiff(str(tmp_path / "plane.tif"), on_done=saved.append)
+    qtbot.waitUntil(lambda: bool(saved), timeout=60_000)  # a loaded machine
+    plane = located(window, qtbot, make_mount=False)
+    exported = (tmp_path / "plane.tif").read_bytes()
+    assert exported == plane.read_bytes()
+    with tifffile.TiffFile(tmp_path / "plane.tif") as f:
+        assert f.imagej_metadata["unit"] == "micron"
+        np.testing.assert_array_equal(f.asarray(), written.data[0, 2])

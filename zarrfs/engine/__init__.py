@@ -108,7 +108,11 @@ Process-wide
     elements in a band of full rows. ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
     ``cf.auxiliary_arrays(group, array)`` (its ``coordinates`` attribute's arrays),
     ``cf.coordinate_labels``; ``cf.coordinate_names(members)``: which of a group's children
-    are coordinates (no read). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    are coordinates (no read). ``cf.georeference(array, axes=(-2, -1), window=None)``: where
+    the planes lie on the Earth (``cf.Georeference``: GDAL's geotransform and a ``cf.CRS``
+    from ``grid_mapping``, GDAL's ``_CRS`` or latitude/longitude axes), or
+    ``cf.NoGeoreference`` with the reason; ``cf.plane_position(array, index)``: a plane's
+    place on the other axes as ``(dimension, text)`` pairs. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import cf_axes as axes
-from . import cf_decode
+from . import cf_decode, cf_geo
 from .cf_axes import axis_kind
+from .cf_geo import CRS, Georeference, NoGeoreference
 from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
 
@@ -340,8 +341,87 @@ def coordinate_labels(array) -> tuple[str, ...] | None:
     return labels if len(set(labels)) == len(labels) else None
 
 
+def georeference(array, axes: tuple[int, int] = (-2, -1), window=None, group=None):
+    """Where the planes of ``array`` over ``axes`` (rows, columns) lie on the Earth: a
+    :class:`Georeference` (GDAL's geotransform and a :class:`CRS`), or a
+    :class:`NoGeoreference` saying why not (``cf_geo``). ``window``: the two slices of those
+    axes a selection keeps (``zarrfs get``), else the whole plane; ``group``: where its
+    coordinates and grid mapping live, when not its parent (an array opened by its own URL).
+    Reads the two 1-D coordinates whole."""
+    ndim = len(array.shape)
+    names = array.dimension_names
+    rows, cols = (a % ndim for a in axes) if ndim >= 2 else (0, 0)
+    if ndim < 2 or not names or not names[rows] or not names[cols]:
+        return NoGeoreference("the plane's axes have no dimension names")
+    dims = (names[rows], names[cols])
+    group = group if group is not None else getattr(array, "parent", None)
+    found = coordinate_arrays(group, dims)
+    coordinates = {}
+    for dim, coord in found.items():
+        size = array.shape[rows if dim == dims[0] else cols]
+        if coord.shape[0] != size:
+            return NoGeoreference(f"{dim} has {coord.shape[0]} values for {size} pixels")
+        if coord.shape[0] > cf_geo.MAX_COORDINATE:  # read whole to check it: not past this
+            return NoGeoreference(f"{dim} has {coord.shape[0]} values, too many to check")
+        var = variable(coord)
+        coordinates[dim] = (var, lambda coord=coord, var=var: read_decoded(coord, ..., var))
+    return cf_geo.georeference(array, dims, coordinates, window, group)
+
+
+def plane_position(array, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """Where the plane at ``index`` (one index per axis before its two) lies on those axes:
+    ``(dimension, text)``, the text its coordinate's decoded value (``("time", "2020-07-01")``),
+    else the index. A coordinate that cannot be read gives the index."""
+    return PlanePositions(array)(index)
+
+
+class PlanePositions:
+    """:func:`plane_position` for many planes of one array: the coordinates are found once,
+    and one of at most :data:`WHOLE_COORDINATE` values is read whole on first use (a longer
+    one, one value per plane)."""
+
+    WHOLE_COORDINATE = 1 << 20
+
+    def __init__(self, array):
+        self.array = array
+        names = array.dimension_names or ()
+        ndim = len(array.shape)
+        self.dims = [names[k] if k < len(names) and names[k] else f"dim_{k}" for k in range(ndim)]
+        self._found = None
+        self._values: dict[str, object] = {}
+
+    def _coordinate(self, k: int):
+        if self._found is None:
+            parent = getattr(self.array, "parent", None)
+            leading = self.dims[: len(self.array.shape) - 2]
+            self._found = coordinate_arrays(parent, leading) if self.array.dimension_names else {}
+        coord = self._found.get(self.dims[k])
+        return coord if coord is not None and coord.shape[0] == self.array.shape[k] else None
+
+    def _text(self, k: int, i: int) -> str:
+        coord = self._coordinate(k)
+        if coord is None:
+            return str(i)
+        try:
+            if coord.shape[0] > self.WHOLE_COORDINATE:
+                return format_value(read_decoded(coord, slice(i, i + 1))[0])
+            values = self._values.get(coord.name)
+            if values is None:
+                values = self._values[coord.name] = read_decoded(coord)
+            return format_value(values[i])
+        except ZarrfsError:
+            return str(i)
+
+    def __call__(self, index: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+        return tuple((self.dims[k], self._text(k, i)) for k, i in enumerate(index))
+
+
 __all__ = [
+    "CRS",
     "Coordinate",
+    "Georeference",
+    "NoGeoreference",
+    "PlanePositions",
     "axes",
     "axis_kind",
     "Masking",
@@ -355,6 +435,8 @@ __all__ = [
     "decode",
     "dimension_names_from_attrs",
     "format_value",
+    "georeference",
+    "plane_position",
     "read_decoded",
     "variable",
 ]

@@ -50,8 +50,26 @@ def cf_summary(array, group=None) -> dict | None:
     if var.time is not None and array.ndim == 1:
         ends = _ends(array)
         out["time"] = {"calendar": var.time.calendar, "units": var.time.units, **ends}
+    placed = array.ndim >= 2 and all(coords.get(d) is not None for d in var.dimensions[-2:])
+    if placed or "grid_mapping" in array.attrs or "_CRS" in array.attrs:
+        out["georeference"] = _georeference(array, group)
     if var.problems:
         out["problems"] = list(var.problems)
+    return out
+
+
+def _georeference(array, group) -> dict:
+    """Where the ``.tif`` of a plane lies (``cf.georeference``), or why it has no place."""
+    try:
+        geo = cf.georeference(array, group=group)
+    except ZarrfsError as exc:
+        return {"none": f"cannot be read: {exc.message}"}
+    if isinstance(geo, cf.NoGeoreference):
+        return {"none": geo.reason}
+    out: dict = {"transform": list(geo.gdal_transform)}
+    out["crs"] = geo.crs.describe() if geo.crs is not None else None
+    if geo.note:
+        out["note"] = geo.note
     return out
 
 
@@ -106,9 +124,20 @@ def cf_rows(s: dict) -> list[tuple[str, str]]:
         t = s["time"]
         span = f"{t['first']} .. {t['last']}, " if "first" in t else ""
         rows.append(("time span", f"{span}{t['units']} ({t['calendar']} calendar)"))
+    geo = s.get("georeference")
+    if geo:
+        rows.append(("georeference", _georeference_text(geo)))
     for problem in s.get("problems", []):
         rows.append(("CF problem", problem))
     return rows
+
+
+def _georeference_text(geo: dict) -> str:
+    if "none" in geo:
+        return f"none in .tif files: {geo['none']}"
+    x0, dx, _, y0, _, dy = geo["transform"]
+    crs = geo["crs"] or f"no CRS ({geo.get('note')})"
+    return f"{crs}; corner {x0:.10g}, {y0:.10g}; cells {dx:.10g} x {dy:.10g}"
 
 
 def _dimension_text(d: dict) -> str:

@@ -2,8 +2,9 @@
 
 * ``-o cf``: ``data.cf.npy`` and plane ``<stem>.cf.npy`` files holding the decoded values
   (unpacked floats, missing values as NaN; dates as ``datetime64[ns]``) of every array whose
-  attributes encode something (packing, missing values, CF time). The size is exact from
-  metadata; a read decodes only the chunks under its bytes.
+  attributes encode something (packing, missing values, CF time), and beside them for floats
+  ``.cf.tif``, a GeoTIFF of the decoded values with NaN as its nodata (``zarrfs.tiff_meta``).
+  The size is exact from metadata; a read decodes only the chunks under its bytes.
 * Plane folders and files named by coordinate value (``time_2000-01-05/``, ``level_850.npy``)
   beside the index names (``time_04/``), for every axis with a 1-D coordinate variable whose
   values give distinct names; index names always win, so an axis whose value names could be
@@ -20,12 +21,14 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from ..tiff import supports_tiff, tiff_layout
 from .files import ArrayBytesFile
 from .npy import npy_header
 
 log = logging.getLogger(__name__)
 
-CF_KIND = "cf.npy"
+CF_KIND, CF_TIFF = "cf.npy", "cf.tif"
+CF_KINDS = (CF_KIND, CF_TIFF)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")
 
 
@@ -43,8 +46,9 @@ class DecodedBytesFile(ArrayBytesFile):
     """A ``.npy`` of decoded values: elements ``[start, start + count)`` of the C-order array,
     decoded. No read-ahead windows: those hold the stored values."""
 
-    def __init__(self, array, var, start: int, count: int, shape: tuple, stats):
-        super().__init__(array, npy_header(var.decoded_dtype, shape), start, count, stats, 0)
+    def __init__(self, array, var, start: int, count: int, shape: tuple, stats, header=None):
+        header = npy_header(var.decoded_dtype, shape) if header is None else header
+        super().__init__(array, header, start, count, stats, 0)
         self.var = var
         self.itemsize = var.decoded_dtype.itemsize
 
@@ -57,25 +61,53 @@ class DecodedBytesFile(ArrayBytesFile):
         return memoryview(values.reshape(-1).view(np.uint8))
 
 
-def array_files(context, array) -> dict:
-    """``{"data.cf.npy": file}`` under ``-o cf`` for an array that decodes, else ``{}``."""
+def _tiff_header(var, shape: tuple, tags) -> bytes | None:
+    """The ``.cf.tif`` prefix of decoded float values, or None where there is none."""
+    if (
+        var.decoded_dtype.kind != "f"
+        or len(shape) != 2
+        or not supports_tiff(var.decoded_dtype, shape)
+    ):
+        return None
+    return tiff_layout(var.decoded_dtype, shape, tags=tags).prefix
+
+
+def array_files(context, array, describer) -> dict:
+    """``{"data.cf.npy": file}`` (and ``data.cf.tif`` for a 2-D float result) under ``-o cf``
+    for an array that decodes, else ``{}``."""
     var = decoded_variable(array) if context.options.cf else None
     if var is None:
         return {}
     shape = tuple(array.shape)
-    return {"data.cf.npy": DecodedBytesFile(array, var, 0, array.size, shape, context.stats)}
+    files = {"data.cf.npy": DecodedBytesFile(array, var, 0, array.size, shape, context.stats)}
+    header = _tiff_header(var, shape, describer.plane_tags((), decoded=True))
+    if header is not None:
+        files["data.cf.tif"] = DecodedBytesFile(
+            array, var, 0, array.size, shape, context.stats, header
+        )
+    return files
 
 
 def plane_kinds(array, options) -> list[str]:
-    """The extra plane file kinds: ``cf.npy`` under ``-o cf`` for an array that decodes."""
-    return [CF_KIND] if options.cf and decoded_variable(array) is not None else []
+    """The extra plane file kinds under ``-o cf`` for an array that decodes: ``cf.npy``, and
+    ``cf.tif`` for floats."""
+    var = decoded_variable(array) if options.cf else None
+    if var is None:
+        return []
+    plane = tuple(array.shape)[-2:]
+    floats = var.decoded_dtype.kind == "f" and supports_tiff(var.decoded_dtype, plane)
+    return [CF_KIND, CF_TIFF] if floats else [CF_KIND]
 
 
-def plane_file(context, array, index: tuple[int, ...]) -> DecodedBytesFile:
+def plane_file(context, array, index: tuple[int, ...], kind: str, describer) -> DecodedBytesFile:
     height, width = tuple(array.shape)[-2:]
     start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
     var = decoded_variable(array)
-    return DecodedBytesFile(array, var, start, height * width, (height, width), context.stats)
+    header = None
+    if kind == CF_TIFF:
+        header = _tiff_header(var, (height, width), describer.plane_tags(index, decoded=True))
+    shape = (height, width)
+    return DecodedBytesFile(array, var, start, height * width, shape, context.stats, header)
 
 
 class CoordinateNames:

@@ -4,8 +4,8 @@ Where ``planes/.../c_1/z_017.tif`` is one channel, ``planes/.../composite/z_017.
 active channel of that plane (``omero`` ``active``) scaled by its window and tinted with its
 colour, added (``engine.blend``, the viewer's composite). A channel without an ``omero`` window
 gets ``engine.auto_window`` of its values in that plane. The file is an uncompressed RGB TIFF
-laid out like the other plane files (``tiff.tiff_layout``), so its size is exact before any
-data is read; the pixels are rendered, all at once, when it is opened.
+laid out like the other plane files (``tiff.tiff_layout``, calibrated like them:
+``tiff_meta.calibration_tags``), so its size is exact before any data is read; the pixels are rendered, all at once, when it is opened.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from ..tiff import tiff_layout
+from ..tiff_meta import calibration_tags
 from .files import BytesFile
-from .tiff import tiff_layout
 
 NAME = "composite"
 
@@ -69,7 +70,11 @@ class CompositeFile:
         self.array = array
         self.spec = spec
         self.prefix = prefix
-        self.layout = tiff_layout(np.dtype(np.uint8), tuple(array.shape)[-2:], samples=3)
+        count = tuple(array.shape)[spec.axis]
+        shown = tuple(c for c in spec.level.image.channels(count) if c.active)
+        tags = calibration_tags(spec.level, len(array.shape), channels=shown, composite=True)
+        plane = tuple(array.shape)[-2:]
+        self.layout = tiff_layout(np.dtype(np.uint8), plane, samples=3, tags=tags)
 
     @property
     def size(self) -> int:

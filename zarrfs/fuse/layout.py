@@ -24,8 +24,8 @@ from math import prod
 
 import numpy as np
 
+from ..tiff import supports_tiff
 from .npy import supports_npy
-from .tiff import supports_tiff
 
 CONTROL_DIR = ".zarrfs"
 PLANES_DIR = "planes"

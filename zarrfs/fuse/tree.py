@@ -20,15 +20,18 @@ import numpy as np
 
 import zarrfs.engine as engine
 
+from .. import tiff_meta
+from ..tiff import tiff_layout
 from . import cf_files, formats, layout
 from . import composite as composite_files
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
-from .tiff import tiff_layout
 
 log = logging.getLogger(__name__)
 
 _RESOLVED_CAPACITY = 200_000
+#: the key of an array's ``tiff_meta.Describer`` in its plane folders' ``headers``
+DESCRIBER = "describer"
 
 
 class Directory:
@@ -207,16 +210,21 @@ class NodeContext:
         }
 
     # -- array data --------------------------------------------------------------------------
-    def array_file(self, array, kind: str):
+    def array_file(self, array, kind: str, describer=None):
+        if kind == "tif":
+            return _tif_file(self, array, describer)
         return _ARRAY_FILES[kind](self, array)
 
     def byte_file(self, array, prefix: bytes, start: int, count: int) -> ArrayBytesFile:
         return ArrayBytesFile(array, prefix, start, count, self.stats, self.options.prefetch)
 
     def plane_file(self, array, index: tuple[int, ...], kind: str, headers: dict | None = None):
-        """One plane as a file; ``headers`` caches the (identical) header of every plane."""
-        if kind == cf_files.CF_KIND:
-            return cf_files.plane_file(self, array, index)
+        """One plane as a file; ``headers`` caches the header of every plane where it is the
+        same (and, under :data:`DESCRIBER`, the array's ``tiff_meta.Describer``)."""
+        headers = {} if headers is None else headers
+        describer = headers.setdefault(DESCRIBER, tiff_meta.Describer(array))
+        if kind in cf_files.CF_KINDS:
+            return cf_files.plane_file(self, array, index, kind, describer)
         height, width = tuple(array.shape)[-2:]
         plane = 0  # C order, in Python integers: a leading shape may pass 2**63 elements
         for i, n in zip(index, tuple(array.shape)[:-2], strict=True):
@@ -225,15 +233,20 @@ class NodeContext:
         if kind == "png":
             selection = index + (slice(None), slice(None))
             return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
-        headers = {} if headers is None else headers
-        prefix = headers.get(kind)
+        dtype = np.dtype(array.dtype)
+        if kind == "npy":
+            prefix = headers.get(kind)
+            if prefix is None:
+                prefix = headers[kind] = npy_header(dtype, (height, width))
+            return self.byte_file(array, prefix, start, height * width)
+        # a TIFF's tags may name the plane's channel or position: shared where they are equal
+        prefix = headers.get((kind, describer.shared_key(index)))
         if prefix is None:
-            dtype = np.dtype(array.dtype)
-            prefix = headers[kind] = (
-                npy_header(dtype, (height, width))
-                if kind == "npy"
-                else tiff_layout(dtype, (height, width)).prefix
-            )
+            tags = describer.plane_tags(index)
+            prefix = tiff_layout(dtype, (height, width), tags=tags).prefix
+            shared = describer.shared_key(index)
+            if shared is not None:
+                headers[(kind, shared)] = prefix
         return self.byte_file(array, prefix, start, height * width)
 
 
@@ -246,10 +259,11 @@ def _raw_file(context: NodeContext, array):
     return context.byte_file(array, b"", 0, prod(tuple(array.shape)))
 
 
-def _tif_file(context: NodeContext, array):
+def _tif_file(context: NodeContext, array, describer=None):
     shape = tuple(array.shape)
+    tags = (describer or tiff_meta.Describer(array)).plane_tags(())
     return context.byte_file(
-        array, tiff_layout(np.dtype(array.dtype), shape).prefix, 0, prod(shape)
+        array, tiff_layout(np.dtype(array.dtype), shape, tags=tags).prefix, 0, prod(shape)
     )
 
 
@@ -335,16 +349,17 @@ def _group_entries(context: NodeContext, group, inherited: dict) -> dict:
 def _array_entries(context: NodeContext, array, level) -> dict:
     """``level``: the ``engine.Level`` this array is in an OME-Zarr image, or None."""
     entries: dict = {}
+    describer = tiff_meta.Describer(array, level)
     for name, kind in layout.array_file_kinds(array, context.options):
-        entries[name] = context.array_file(array, kind)
-    entries.update(cf_files.array_files(context, array))
+        entries[name] = context.array_file(array, kind, describer)
+    entries.update(cf_files.array_files(context, array, describer))
     if layout.has_planes(array):
         ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
         names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
         composite = composite_files.channel_axis(array, level, context.options)
         entries[layout.PLANES_DIR] = PlaneDirectory(
-            context, array, labels, (), None, names, composite
+            context, array, labels, (), {DESCRIBER: describer}, names, composite
         )
     entries.update(context.node_files(array))
     return entries

@@ -1,0 +1,85 @@
+"""The mount's ``.tif`` files as GDAL (rasterio's bundled GDAL) and tifffile read them through a
+real mount: GeoTIFF of CF planes (EPSG:4326, a store GDAL wrote itself), the decoded ``-o cf``
+planes with NaN as nodata, and OME-Zarr planes and composites calibrated for ImageJ/Fiji.
+``tests/test_geotiff.py`` checks the same tags through ``zarrfs get``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tifffile
+
+from tests.geo_stores import write_gdal, write_latlon
+from tests.ome_writers import write_ome_zarr_py
+
+rasterio = pytest.importorskip("rasterio")
+xr = pytest.importorskip("xarray")
+pytestmark = pytest.mark.fuse
+
+
+def test_cf_planes_are_geotiffs(tmp_path, mount):
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    raw = xr.open_zarr(str(url), mask_and_scale=False, consolidated=False)
+    decoded = xr.open_zarr(str(url), consolidated=False)
+    mnt = mount(str(url), "cf").path
+    planes = mnt / "t2m" / "planes"
+    with rasterio.open(planes / "time_2020-07-01.tif") as f:
+        assert f.crs.to_epsg() == 4326
+        assert f.transform.to_gdal() == pytest.approx((-183.75, 7.5, 0.0, 62.5, 0.0, -5.0))
+        assert f.xy(24, 47) == pytest.approx((lon[47], lat[24]))
+        assert f.nodata == -32767 and f.scales == (0.01,) and f.offsets == (273.15,)
+        assert f.units == ("K",) and f.tags()["time"] == "2020-07-01"
+        assert np.array_equal(f.read(1), raw.t2m.values[1])
+    with rasterio.open(planes / "time_2.cf.tif") as f:
+        assert f.dtypes == ("float64",) and np.isnan(f.nodata)
+        assert f.scales == (1.0,) and f.offsets == (0.0,)  # already unscaled
+        assert f.crs.to_epsg() == 4326 and f.tags()["time"] == "2020-08-01"
+        assert np.array_equal(f.read(1), decoded.t2m.values[2], equal_nan=True)
+    assert (mnt / "t2m" / "planes" / "time_1.tif").stat().st_size == (
+        planes / "time_2020-07-01.tif"
+    ).stat().st_size
+
+
+def test_irregular_grid_says_why_in_info(tmp_path, mount):
+    lat = np.array([-60.0, -40.0, -25.0, -10.0, 0.0, 10.0, 25.0, 40.0, 60.0])
+    url = write_latlon(tmp_path / "irr.zarr", lat, np.arange(0.0, 360.0, 30.0))
+    mnt = mount(str(url)).path
+    with pytest.warns(rasterio.errors.NotGeoreferencedWarning):
+        with rasterio.open(mnt / "t2m" / "planes" / "time_0.tif") as f:
+            assert f.transform.is_identity and f.crs is None
+            assert f.nodata == -32767
+    info = (mnt / "t2m" / "info.txt").read_text()
+    assert "none in .tif files: lat is not regular" in info
+
+
+def test_a_store_written_by_gdal(tmp_path, mount):
+    url = tmp_path / "utm.zarr"
+    data = write_gdal(url, 32631, (500_000.0, 4_600_000.0), 100.0)
+    mnt = mount(str(url)).path
+    with rasterio.open(url) as original, rasterio.open(mnt / "utm" / "data.tif") as f:
+        assert f.crs.to_epsg() == 32631 and f.transform == original.transform
+        assert f.nodata == -9999
+        assert np.array_equal(f.read(1), data)
+
+
+def test_ome_planes_and_composite_are_calibrated(tmp_path, mount):
+    written = write_ome_zarr_py(tmp_path, "0.4")
+    mnt = mount(str(written.path), "composite").path
+    for name in ("c_1/z_2.tif", "composite/z_2.tif"):
+        with tifffile.TiffFile(mnt / "s0" / "planes" / name) as f:
+            assert f.imagej_metadata["unit"] == "micron"
+            assert f.imagej_metadata["spacing"] == 2.0
+            numerator, denominator = f.pages[0].tags["YResolution"].value
+            assert numerator / denominator == pytest.approx(2.0)  # 0.5 micron pixels
+            if name.startswith("c_1"):  # its omero name, colour (a LUT) and window
+                assert np.array_equal(f.asarray(), written.data[1, 2])
+                assert f.imagej_metadata["Labels"] == "GFP"
+                assert f.imagej_metadata["Ranges"] == (0.0, 2000.0)
+                lut = np.asarray(f.imagej_metadata["LUTs"]).reshape(3, 256)
+                assert lut[:, -1].tolist() == [0, 255, 0] and lut[1, 128] == 128
+            else:  # the active channels blended
+                assert f.imagej_metadata["Labels"] == "composite of DAPI, GFP"
+    with tifffile.TiffFile(mnt / "s1" / "planes" / "c_0" / "z_0.tif") as f:
+        numerator, denominator = f.pages[0].tags["XResolution"].value
+        assert numerator / denominator == pytest.approx(1.0)  # level 1: 1 micron pixels

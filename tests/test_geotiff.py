@@ -1,0 +1,221 @@
+"""GeoTIFF and calibrated TIFF from ``zarrfs get -o x.tif``, read back by GDAL (rasterio's
+bundled GDAL), tifffile and ome-types, and checked against what the writers were fed: xarray's
+CF coordinates and packing, a Lambert conformal grid mapping, GDAL's own Zarr store, and
+OME-Zarr pixel sizes and channels. The mount's files are the same bytes (``test_same_bytes``);
+``tests/fuse/test_mount_geotiff.py`` reads them through a real mount."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tifffile
+
+import zarrfs.engine as engine
+from tests.geo_stores import LCC, write_gdal, write_latlon, write_lcc
+from tests.ome_writers import write_ome_zarr_py
+from zarrfs.cli import main
+from zarrfs.fuse.options import MountOptions
+from zarrfs.fuse.tree import VirtualTree
+
+rasterio = pytest.importorskip("rasterio")
+xr = pytest.importorskip("xarray")
+
+
+def _get(url, selection: str, out) -> None:
+    assert main(["get", str(url), selection, "-o", str(out)]) == 0
+
+
+def _edges(values: np.ndarray) -> tuple[float, float]:
+    """(outer edge of the first cell, spacing) of regular cell centres."""
+    step = (values[-1] - values[0]) / (values.size - 1)
+    return values[0] - step / 2, step
+
+
+@pytest.mark.parametrize(
+    "lat, lon",
+    [
+        (np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)),  # north up, -180..180
+        (np.linspace(-89.0, 89.0, 90), np.arange(0.0, 360.0, 2.5)),  # south up, 0..360
+    ],
+    ids=["descending-180", "ascending-360"],
+)
+def test_latlon_plane_is_a_geotiff_in_epsg4326(tmp_path, lat, lon):
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    ds = xr.open_zarr(str(url), mask_and_scale=False, consolidated=False)
+    out = tmp_path / "july.tif"
+    _get(url / "t2m", "[1]", out)
+    with rasterio.open(out) as f:
+        x0, dx = _edges(lon)
+        y0, dy = _edges(lat)
+        assert f.crs.to_epsg() == 4326
+        assert f.transform.to_gdal() == pytest.approx((x0, dx, 0.0, y0, 0.0, dy))
+        assert f.nodata == -32767
+        assert f.scales == (0.01,) and f.offsets == (273.15,)
+        assert f.units == ("K",) and f.descriptions == ("2 metre temperature",)
+        tags = f.tags()
+        assert tags["time"] == "2020-07-01" and tags["AREA_OR_POINT"] == "Area"
+        assert tags["long_name"] == "2 metre temperature"
+        band = f.read(1)
+        assert band.dtype == np.int16
+        assert np.array_equal(band, ds.t2m.values[1])  # the stored values, unscaled
+        # the centre of pixel (row 3, column 5) is the coordinates written there
+        assert f.xy(3, 5) == pytest.approx((lon[5], lat[3]))
+
+
+def test_a_window_shifts_the_geotransform(tmp_path):
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    out = tmp_path / "w.tif"
+    _get(url / "t2m", "[0, 4:20:2, ::-1]", out)
+    with rasterio.open(out) as f:
+        assert f.shape == (8, lon.size)
+        assert f.xy(0, 0) == pytest.approx((lon[-1], lat[4]))
+        assert f.xy(7, 10) == pytest.approx((lon[-11], lat[18]))
+        assert f.tags()["time"] == "2020-06-01"
+
+
+def test_irregular_coordinates_get_no_geotransform(tmp_path):
+    lat = np.array([-60.0, -40.0, -25.0, -10.0, 0.0, 10.0, 25.0, 40.0, 60.0])  # not regular
+    url = write_latlon(tmp_path / "irr.zarr", lat, np.arange(0.0, 360.0, 30.0))
+    out = tmp_path / "irr.tif"
+    _get(url / "t2m", "[0]", out)
+    with rasterio.open(out) as f:
+        assert f.transform.is_identity and f.crs is None  # none rather than a wrong one
+        assert f.nodata == -32767 and f.scales == (0.01,)  # the rest still holds
+    geo = engine.cf.georeference(engine.open(str(url))["t2m"])
+    assert isinstance(geo, engine.cf.NoGeoreference) and "lat is not regular" in geo.reason
+    text = engine.format_summary(engine.summary(engine.open(str(url))["t2m"]))
+    assert "lat is not regular" in text
+
+
+def test_lambert_conformal_grid_mapping_parameters(tmp_path):
+    url = write_lcc(tmp_path / "lcc.zarr")
+    out = tmp_path / "lcc.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        proj = f.crs.to_dict()
+        assert proj["proj"] == "lcc"
+        assert (proj["lat_1"], proj["lat_2"]) == tuple(LCC["standard_parallel"])
+        assert proj["lon_0"] == LCC["longitude_of_central_meridian"]
+        assert proj["lat_0"] == LCC["latitude_of_projection_origin"]
+        assert proj["R"] == LCC["earth_radius"]
+        assert f.transform.to_gdal() == pytest.approx(
+            (-512_500.0, 25_000.0, 0.0, 412_500.0, 0.0, -25_000.0)
+        )
+        assert np.array_equal(f.read(1), np.arange(1200, dtype="float32").reshape(30, 40))
+
+
+def test_grid_mapping_crs_wkt_with_an_epsg_code(tmp_path):
+    from rasterio.crs import CRS
+
+    wkt = CRS.from_epsg(3035).to_wkt()
+    url = write_lcc(tmp_path / "wkt.zarr", wkt=wkt)
+    out = tmp_path / "wkt.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        assert f.crs.to_epsg() == 3035  # crs_wkt wins over the parameters
+
+
+def test_a_store_written_by_gdal(tmp_path, capsys):
+    url = tmp_path / "utm.zarr"
+    data = write_gdal(url, 32631, (500_000.0, 4_600_000.0), 100.0)
+    out = tmp_path / "utm.tif"
+    _get(url / "utm", "[...]", out)
+    with rasterio.open(url) as original, rasterio.open(out) as f:
+        assert f.crs == original.crs and f.crs.to_epsg() == 32631
+        assert f.transform == original.transform
+        assert f.nodata == original.nodata == -9999
+        assert np.array_equal(f.read(1), data)
+    capsys.readouterr()
+    assert main(["info", str(url / "utm")]) == 0  # opened by its own URL: its parent's X, Y
+    assert "EPSG:32631 (from _CRS); corner 500000, 4600000; cells 100 x -100" in (
+        capsys.readouterr().out
+    )
+
+
+def test_same_bytes_as_the_mount(tmp_path):
+    url = write_latlon(tmp_path / "ll.zarr", np.linspace(60.0, -60.0, 25), np.arange(0, 360, 15.0))
+    out = tmp_path / "p.tif"
+    _get(url / "t2m", "[2]", out)
+    tree = VirtualTree(lambda: engine.open(str(url)), MountOptions())
+    entry = tree.resolve("/t2m/planes/time_2020-08-01.tif")
+    assert bytes(entry.open().read(0, entry.size)) == out.read_bytes()
+
+
+def test_ome_plane_is_calibrated_for_imagej(tmp_path):
+    written = write_ome_zarr_py(tmp_path, "0.4")
+    out = tmp_path / "plane.tif"
+    _get(written.path / "s0", "[1, 2]", out)
+    with tifffile.TiffFile(out) as f:
+        ij = f.imagej_metadata
+        assert ij["unit"] == "micron" and ij["spacing"] == 2.0
+        assert ij["Labels"] == "GFP" and ij["Ranges"] == (0.0, 2000.0)
+        page = f.pages[0]
+        x = page.tags["XResolution"].value
+        assert x[0] / x[1] == pytest.approx(1 / 0.5)  # pixels per micron
+        assert np.array_equal(page.asarray(), written.data[1, 2])
+
+
+def test_ome_channels_become_an_ome_tiff_that_validates(tmp_path):
+    from ome_types import from_xml
+
+    written = write_ome_zarr_py(tmp_path, "0.4")
+    out = tmp_path / "stack.ome.tif"
+    _get(written.path / "s0", "[0:2, 1]", out)
+    with tifffile.TiffFile(out) as f:
+        ome = from_xml(f.ome_metadata, validate=True)
+        assert np.array_equal(f.asarray(), written.data[0:2, 1])
+    pixels = ome.images[0].pixels
+    assert [c.name for c in pixels.channels] == ["DAPI", "GFP"]
+    assert [c.color.as_rgb_tuple()[:3] for c in pixels.channels] == [(0, 0, 255), (0, 255, 0)]
+    assert pixels.physical_size_x == 0.5 and pixels.physical_size_x_unit.value == "µm"
+    assert pixels.physical_size_y == 0.5 and (pixels.size_c, pixels.size_z) == (2, 1)
+
+
+def test_malformed_crs_attributes_leave_the_rest(tmp_path):
+    """A grid_mapping naming nothing and a _CRS that is not GDAL's: the lat/lon grid still gets
+    EPSG:4326 and its geotransform; a coordinate that is dates gives a reason, not an error."""
+    import zarr
+
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "bad.zarr", lat, lon)
+    t2m = zarr.open_array(str(url / "t2m"), mode="r+")
+    t2m.attrs.update({"grid_mapping": "nowhere", "_CRS": "EPSG:nope"})
+    geo = engine.cf.georeference(engine.open(str(url))["t2m"])
+    assert geo.crs.epsg == 4326 and (geo.x0, geo.dx) == (-183.75, 7.5)
+    t2m.attrs.update({"grid_mapping": 7, "_CRS": {"wkt": 5, "url": ["x"]}})
+    assert engine.cf.georeference(engine.open(str(url))["t2m"]).crs.epsg == 4326
+    across_time = engine.cf.georeference(engine.open(str(url))["t2m"], axes=(0, 2))
+    assert isinstance(across_time, engine.cf.NoGeoreference)
+    assert "not over a map" in across_time.reason
+
+
+def test_a_stack_is_one_band_per_plane(tmp_path):
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    raw = xr.open_zarr(str(url), mask_and_scale=False, consolidated=False)
+    out = tmp_path / "summer.tif"
+    _get(url / "t2m", "[0:3, 2:5]", out)
+    with rasterio.open(out) as f:
+        assert f.count == 3 and f.crs.to_epsg() == 4326
+        assert f.xy(0, 0) == pytest.approx((lon[0], lat[2]))
+        assert f.scales == (0.01,) * 3 and f.offsets == (273.15,) * 3 and f.nodata == -32767
+        assert [f.tags(b)["time"] for b in (1, 2, 3)] == ["2020-06-01", "2020-07-01", "2020-08-01"]
+        assert f.descriptions[1] == "2 metre temperature at time=2020-07-01"
+        assert np.array_equal(f.read(), raw.t2m.values[0:3, 2:5])
+
+
+def test_each_channel_plane_names_its_own_channel(tmp_path):
+    """Planes of one channel share a header; another channel's planes get their own."""
+    import io
+
+    written = write_ome_zarr_py(tmp_path, "0.4")
+    tree = VirtualTree(lambda: engine.open(str(written.path)), MountOptions())
+    labels = []
+    for name in ("c_0/z_1", "c_0/z_3", "c_1/z_1", "c_2/z_0"):
+        entry = tree.resolve(f"/s0/planes/{name}.tif")
+        with tifffile.TiffFile(io.BytesIO(bytes(entry.open().read(0, entry.size)))) as f:
+            labels.append(f.imagej_metadata["Labels"])
+            c, z = int(name[2]), int(name[-1])
+            assert np.array_equal(f.asarray(), written.data[c, z])
+    assert labels == ["DAPI", "DAPI", "GFP", "RFP"]
