@@ -109,7 +109,7 @@ def cmd_info(args) -> int:
     if args.json:
         print(json.dumps(s, indent=2, ensure_ascii=False, default=str))
     else:
-        sys.stdout.write(format_summary(s))
+        sys.stdout.write(format_summary(s, attributes=True if args.attrs else None))
     if node.error is not None:  # what it has is shown; why its data cannot be read, as an error
         sys.stdout.flush()
         raise node.error.at(node.error.path or node.url) from node.error
@@ -205,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("info", parents=[common], help="a node's metadata as a summary")
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--attrs",
+        action="store_true",
+        help="print the attributes' JSON whole (long ones are otherwise noted in one line)",
+    )
     p.add_argument(
         "--stored-size",
         action="store_true",
