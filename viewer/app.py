@@ -56,6 +56,7 @@ def make_app(argv: list[str] | None = None):
 
         qt_compat.install(app)
         qt_compat.collect_on_gui_thread(app)
+        qt_compat.quiet_platform_notes()
     import pyqtgraph as pg
 
     pg.setConfigOptions(imageAxisOrder="row-major", antialias=False)

@@ -110,10 +110,11 @@ class ImageAxes:
         self.state = None
         self.coordinates: dict[int, AxisCoordinate] = {}
 
-    def load(self, background, node, state) -> None:
+    def load(self, background, node, state, then=None) -> None:
         """Title the axes with ``state``'s dimension names now (None: no array); read the
         coordinate variables beside ``node`` in ``background`` (a ``tasks.Background``), then
-        tick the axes and label the spin boxes with them, if ``state`` is still on screen."""
+        tick the axes and label the spin boxes with them, if ``state`` is still on screen,
+        and call ``then(found)``."""
         self.state = state
         self._show({})
         if background is None or node is None:
@@ -123,6 +124,8 @@ class ImageAxes:
         def loaded(found) -> None:
             if self.state is state:
                 self._show(found)
+                if then is not None:
+                    then(found)
 
         background.run(
             lambda: coordinates.load(node, names),

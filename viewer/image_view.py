@@ -23,9 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import zarrfs.engine as engine
-
-from . import coordinates, messages, transforms
+from . import coordinates, index_option, messages, transforms
 from .axis_controls import AxisControls
 from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
@@ -215,13 +213,6 @@ class ImageView(QWidget):
             image, self.state.dimension_names, self.state.shape
         ).items():
             self.state.set_index(axis, value)
-        if indices:
-            try:
-                self.state.set_indices(indices)
-            except IndexError as exc:  # --index does not fit this array: say so, show plane 0
-                self.message.emit(
-                    messages.describe(engine.SelectionError(str(exc)), node=node_path)
-                )
         self.field_combo.blockSignals(True)
         self.field_combo.clear()
         self.field_combo.addItems(fields)
@@ -237,7 +228,10 @@ class ImageView(QWidget):
             else None
         )
         self.channel_panel.set_state(channels)
+        texts = index_option.apply(self, node_path, indices or [], channels)
         self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        shape = self.state.shape
+        self.axes.set_step_labels(coordinates.step_labels(channels, self.physical, shape))
         self._image, self._image_group = image, image_group
         self.labels.set_source(None)
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
@@ -248,7 +242,9 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
-        self.image_axes.load(self.background, node, self.state)
+        self.image_axes.load(
+            self.background, node, self.state, then=index_option.placer(self, node_path, texts)
+        )
         self._composite_controls()
         self.fit()
 
