@@ -164,6 +164,8 @@ def cmd_get(args) -> int:
     if arr.kind != "array":
         raise UsageError(f"{args.url} is a group; `get` reads arrays")
     selection = parse_selection(args.selection)
+    if args.sel:
+        selection = _by_value(args, arr, selection)
     out = Path(args.output)
     suffix = out.suffix.lower()
     if suffix not in (".npy", ".tif", ".tiff", ".csv"):
@@ -172,7 +174,7 @@ def cmd_get(args) -> int:
     from zarrfs.engine import SelectionError
 
     try:
-        data = read_selection(arr, selection, progress=progress)
+        data = read_selection(arr, selection, progress=progress, decode=args.decode)
     except SelectionError as exc:  # out of range for this array: say which array
         raise SelectionError(
             f"{args.url}: selection {args.selection}: {exc.message}",
@@ -186,6 +188,19 @@ def cmd_get(args) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _by_value(args, arr, selection: tuple) -> tuple:
+    """``--sel DIM=VALUE`` (by coordinate value, as xarray's ``sel``) put into ``selection``."""
+    from zarrfs.cli_get import by_value
+    from zarrfs.engine import parse_sel, select_by_value
+
+    try:
+        wanted = dict(parse_sel(text) for text in args.sel)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    group = _parent_group(args, arr) or arr.parent
+    return by_value(arr, selection, select_by_value(arr, group, wanted))
 
 
 # ----------------------------------------------------------------- parser
@@ -224,7 +239,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("get", parents=[common], help="a selection to .npy, .tif or .csv")
     p.add_argument("url")
-    p.add_argument("selection", help="NumPy indexing, e.g. '[0, :, 100:200]'")
+    p.add_argument(
+        "selection",
+        nargs="?",
+        default="[...]",
+        help="NumPy indexing, e.g. '[0, :, 100:200]' (default: everything)",
+    )
+    p.add_argument(
+        "--sel",
+        action="append",
+        metavar="DIM=VALUE",
+        help="select by coordinate value, as xarray's sel: time=2000-03-01 (the nearest), "
+        "lat=10:20 (both ends included); repeatable",
+    )
+    p.add_argument(
+        "--decode",
+        action="store_true",
+        help="CF-decode the values (scale_factor/add_offset, missing values as NaN, dates)",
+    )
     p.add_argument("-o", "--output", required=True, help="FILE.npy, FILE.tif or FILE.csv")
     p.add_argument(
         "--progress",

@@ -98,7 +98,10 @@ Process-wide
     region of a wide plane (rows a power of two apart) decodes 2-3x slower than the same
     elements in a band of full rows. ``cf.coordinate_arrays(group, dims)``, ``cf.coordinate``,
     ``cf.coordinate_labels``; ``cf.coordinate_names(members)``: which of a group's children
-    are coordinates (no read). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    are coordinates (no read). ``select_by_value(array, group, {dim: "2000-03-01" or
+    "10:20"})``: ``{axis: index or slice}`` by the coordinate variables in ``group``, as
+    xarray's ``sel`` (nearest for a value, both ends included for a range;
+    ``parse_sel("lat=10:20")`` reads one). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
@@ -119,6 +122,8 @@ from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
+from .cf_select import parse_sel
+from .cf_select import select as select_by_value
 from .composite import Blender, auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
@@ -180,6 +185,8 @@ __all__ = [
     "TimeUnits",
     "cf",
     "read_decoded",
+    "parse_sel",
+    "select_by_value",
     "Axis",
     "Broken",
     "Channel",
