@@ -224,7 +224,10 @@ class NodeContext:
         start = plane * height * width
         if kind == "png":
             selection = index + (slice(None), slice(None))
-            return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
+            decode = self.options.cf
+            return GeneratedFile(
+                lambda: formats.preview_png(*formats.preview_values(array, selection, decode))
+            )
         headers = {} if headers is None else headers
         prefix = headers.get(kind)
         if prefix is None:
@@ -262,7 +265,8 @@ def _csv_file(context: NodeContext, array):
 
 
 def _png_file(context: NodeContext, array):
-    return GeneratedFile(lambda: formats.preview_png(array.read(...)))
+    decode = context.options.cf
+    return GeneratedFile(lambda: formats.preview_png(*formats.preview_values(array, ..., decode)))
 
 
 #: file kind (see ``layout.array_file_kinds``) -> factory.
