@@ -68,6 +68,7 @@ class CFControls(QObject):
         self.raw_check.blockSignals(False)
         self.raw_check.setVisible(cf is not None and cf.has_raw)
         self._apply_values()
+        self.centre_box.setVisible(self.centres() and not self.view.controller.composite)
         if self.view.state is not None:
             self.view.state.centre = self._centre()
 
@@ -124,6 +125,16 @@ class CFControls(QObject):
             self.view.controller.redraw()
             self.view.ortho.redraw()
 
+    def centres(self) -> bool:
+        """Whether "Centre at" has a use: for a CF variable (an anomaly field), or once a
+        diverging colormap is picked."""
+        cf = self.cf
+        var = cf.variable if cf is not None else None
+        is_cf = var is not None and bool(var.units or var.long_name or var.standard_name)
+        return is_cf or self.view.colormap_combo.currentText() in DIVERGING
+
     def _colormap_changed(self, name: str) -> None:
         """A diverging colormap centres its levels (at the value set, 0 at first)."""
         self.centre_check.setChecked(name in DIVERGING)
+        composite = self.view.controller.composite
+        self.centre_box.setVisible(not composite and self.centres())

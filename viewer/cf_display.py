@@ -175,13 +175,13 @@ class CFValues:
         return self.to_display(np.zeros(1, self.variable.stored_dtype)).dtype
 
     def value_text(self, stored) -> str:
-        """The readout of one stored value: ``"tas = 287.35 K"``, ``"tas = fill"`` for a
+        """The readout of one stored value: ``"tas = 287.35 K"``, ``"tas = missing"`` for a
         masked one; with ``raw`` the stored number too."""
         var = self.variable
         stored = np.asarray(stored, dtype=var.stored_dtype).reshape(1)
         value = engine.cf.decode(var, stored)[0]
         if _is_missing(value):
-            text = "fill" if _is_fill(var, stored[0]) else "missing"
+            text = "missing" if _is_fill(var, stored[0]) else "missing (outside valid range)"
         elif var.time is not None:
             text = engine.cf.format_value(value)
         else:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import coordinates, index_option, messages, transforms
+from . import coordinates, index_option, label_alone, messages, transforms
 from .axis_controls import AxisControls
 from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
@@ -34,6 +34,7 @@ from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
 from .masked_image import MaskedImageItem
+from .missing_colour import MissingBackdrop
 from .ortho_views import OrthoViews
 from .physical import PhysicalAxes
 from .plane_controller import PlaneController
@@ -71,6 +72,8 @@ class ImageView(QWidget):
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
         self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
+        self.missing = MissingBackdrop()  # seen through missing values (View > Missing values)
+        self.view_box.addItem(self.missing)
         self.view_box.addItem(self.image_item)
         self.view_box.addItem(self.composite_item)
         self.view_box.addItem(self.grid_item)
@@ -109,6 +112,7 @@ class ImageView(QWidget):
         self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
+        self.controller.painted.connect(self.channel_panel.show_auto_windows)
         self.channel_panel.composite_changed.connect(self._composite_changed)
         self._build_toolbar()
         self.cf_tools = CFControls(self)
@@ -149,8 +153,9 @@ class ImageView(QWidget):
 
     def _layout(self) -> None:
         bar = QHBoxLayout()
+        self.colormap_label = QLabel("Colormap:")
         for widget in (
-            QLabel("Colormap:"),
+            self.colormap_label,
             self.colormap_combo,
             self.auto_levels,
             self.cf_tools.bar,
@@ -191,6 +196,7 @@ class ImageView(QWidget):
         image=None,
         image_group=None,
         cf=None,
+        labelled=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
         (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
@@ -210,7 +216,7 @@ class ImageView(QWidget):
             show_chunk_grid=self.grid_check.isChecked(),
         )
         for axis, value in default_indices(
-            image, self.state.dimension_names, self.state.shape
+            labelled or image, self.state.dimension_names, self.state.shape
         ).items():
             self.state.set_index(axis, value)
         self.field_combo.blockSignals(True)
@@ -233,7 +239,12 @@ class ImageView(QWidget):
         shape = self.state.shape
         self.axes.set_step_labels(coordinates.step_labels(channels, self.physical, shape))
         self._image, self._image_group = image, image_group
-        self.labels.set_source(None)
+        alone = label_alone.is_label_image(image, dtype)
+        self.image_item.setOpacity(
+            0.0 if alone else 1.0
+        )  # a label image alone: the overlay draws it
+        self.labels.set_source(label_alone.source(image_group, node, image) if alone else None)
+        self._labels_style(*((1.0, False) if alone else self.labels_panel.style()))
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
         self.cf_tools.set_view(cf)
         self._true_aspect()
@@ -249,6 +260,7 @@ class ImageView(QWidget):
         self.fit()
 
     def clear(self) -> None:
+        self.missing.cover(0, 0)
         self.channel_panel.set_state(None)
         self.labels.set_source(None)
         self.ortho.forget()
@@ -267,6 +279,7 @@ class ImageView(QWidget):
         if self.state is None:
             return
         h, w = self.state.shape[self.state.y_axis], self.state.shape[self.state.x_axis]
+        self.missing.cover(w, h)
         self.view_box.setRange(QRectF(0, 0, w, h), padding=0.02)
         self.refresh(force=False)
 
@@ -457,10 +470,9 @@ class ImageView(QWidget):
         channels' windows instead; its channel slider has nothing to choose (hidden, shown
         again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
-        self.histogram.setVisible(not composite)
-        self.cf_tools.centre_box.setVisible(not composite)
-        self.colormap_combo.setEnabled(not composite)
-        self.auto_levels.setEnabled(not composite)
+        for widget in (self.histogram, self.colormap_label, self.colormap_combo, self.auto_levels):
+            widget.setVisible(not composite)  # each channel has its own window instead
+        self.cf_tools.centre_box.setVisible(not composite and self.cf_tools.centres())
         channels, state = self.controller.channels, self.state
         if channels is None or state is None:
             return

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import export, messages, open_as_file, pyramid, series_view, transforms
+from . import export, messages, missing_colour, open_as_file, pyramid, series_view, transforms
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -48,7 +48,7 @@ logger = logging.getLogger(__name__)
 #: the tree's columns that only CF arrays fill
 CF_COLUMNS = (COLUMNS.index("Long name"), COLUMNS.index("Units"))
 #: the most of the window the tree pane grows to, to show its columns
-TREE_MAX_SHARE = 0.45
+TREE_MAX_SHARE = 1 / 3  # the picture keeps the room: a map needs it more than long names
 _ROOT = QModelIndex()  # the invalid index: "no parent"
 
 
@@ -180,6 +180,7 @@ class MainWindow(QMainWindow):
         self.messages_dock.hide()
         view_menu.addAction(self.messages_dock.toggleViewAction())
         series_view.install(self, view_menu)  # self.series, self.series_dock
+        missing_colour.install(self, view_menu)
         view_menu.addAction("Cache size…", self.ask_cache_size)
         self.apply_cache_setting()
 
@@ -573,6 +574,7 @@ class MainWindow(QMainWindow):
                 axis_names=found.axis_names,
                 image=found.image,
                 image_group=found.group,
+                labelled=found.labelled,
                 cf=found.cf if field_name is None else None,
             )
             self.image.setFocus()

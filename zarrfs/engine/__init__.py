@@ -80,7 +80,9 @@ Process-wide
     of channels (``Blender()``: the same, keeping its working buffers between calls); ``auto_window(values)``: a window for a channel that ``omero`` gives none;
     ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
-    prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
+    prints (``codecs_text(array.codecs)``: the codec chain as it prints it;
+    ``cf_summary(array, group=None)``/``cf_summary_rows(cf)``: its CF view, which reads the
+    first and last value of each coordinate, as ``(key, text)`` rows); ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
     one convention (bytes as base64, ``"NaN"``) of the CLI, the mount and the viewer;
     ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
@@ -124,6 +126,8 @@ from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
 from .cf_select import parse_sel
 from .cf_select import select as select_by_value
+from .cf_summary import cf_rows as cf_summary_rows
+from .cf_summary import cf_summary
 from .composite import Blender, auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
@@ -164,7 +168,7 @@ from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
-from .summary import format_summary, summary
+from .summary import codecs_text, format_summary, summary
 
 
 def stats() -> dict:
@@ -206,6 +210,9 @@ __all__ = [
     "axis_names_of_level",
     "flat_boxes",
     "format_summary",
+    "codecs_text",
+    "cf_summary",
+    "cf_summary_rows",
     "human_size",
     "json_value",
     "levels",

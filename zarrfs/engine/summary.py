@@ -32,6 +32,12 @@ def _codec_text(codec: dict | str) -> str:
     return f"{codec['name']}({args})" if args else codec["name"]
 
 
+def codecs_text(codecs) -> str:
+    """An array's codec chain as ``zarrfs info`` prints it:
+    ``bytes(endian=little) -> blosc(cname=lz4, clevel=5, ...)``."""
+    return " -> ".join(_codec_text(c) for c in codecs) or "none"
+
+
 def _array(node, stored_size: bool) -> dict:
     out = {
         "shape": list(node.shape),
@@ -262,7 +268,7 @@ def format_summary(s: dict, *, attributes: bool | None = None) -> str:
         if s.get("shards"):
             rows.append(("shards", _dims(s["shards"])))
         rows += [
-            ("codecs", " -> ".join(_codec_text(c) for c in s["codecs"]) or "none"),
+            ("codecs", codecs_text(s["codecs"])),
             ("fill value", json.dumps(s["fill_value"])),
             (
                 "dimensions",
