@@ -15,6 +15,7 @@ import sys
 from zarrfs.storage_options import StorageOptionError, common_parser, from_args
 
 from . import early_open
+from .view_state import COLORMAPS
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +110,16 @@ def add_parser(subparsers, common: argparse.ArgumentParser | None = None):
         metavar="BYTES",
         help="decoded-chunk cache budget, e.g. 2G (default: engine's)",
     )
+    look = parser.add_argument_group("how the array looks (for a --screenshot figure)")
+    look.add_argument(
+        "--channels",
+        type=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
+        metavar="NAMES",
+        help="OME-Zarr channels to show, by name or index: DAPI,GFP",
+    )
+    look.add_argument("--labels", metavar="NAME", help="OME-Zarr label image to draw over it")
+    look.add_argument("--colormap", choices=COLORMAPS, metavar="NAME", help="e.g. viridis")
+    look.add_argument("--ortho", action="store_true", help="show the orthogonal views")
     parser.set_defaults(func=run_view)
     return parser
 
@@ -130,6 +141,7 @@ def run_view(args: argparse.Namespace) -> int:
     opening = early_open.start(url, options, args.node, warm=not args.index) if url else None
     try:
         from . import app
+        from .view_options import ViewOptions
     except ImportError as exc:
         print(
             f"zarrfs view: the viewer needs PySide6 and pyqtgraph "
@@ -147,6 +159,7 @@ def run_view(args: argparse.Namespace) -> int:
         cache_size=args.cache_size,
         size=args.size,
         opening=opening,
+        look=ViewOptions(args.channels, args.labels, args.colormap, args.ortho),
     )
 
 

@@ -173,10 +173,15 @@ class ImageView(QWidget):
         contrast.addWidget(self.histogram, 1)
         contrast.addWidget(self.cf_tools.centre_box)
         images.addLayout(contrast)
+        self.figure = QWidget()  # what "Export view as PNG" saves: title, plane, axes, bar
+        figure = QVBoxLayout(self.figure)
+        figure.setContentsMargins(0, 0, 0, 0)
+        figure.addWidget(self.cf_tools.title)
+        figure.addLayout(images, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addLayout(images, 1)
+        layout.addWidget(self.figure, 1)
         layout.addWidget(self.channel_panel)
         layout.addWidget(self.labels_panel)
         layout.addWidget(self.axes)
@@ -253,9 +258,14 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
-        self.image_axes.load(
-            self.background, node, self.state, then=index_option.placer(self, node_path, texts)
-        )
+        place = index_option.placer(self, node_path, texts)
+
+        def loaded(found) -> None:  # coordinates: the title's dates, --index dates
+            self.cf_tools.show_title()
+            if place is not None:
+                place(found)
+
+        self.image_axes.load(self.background, node, self.state, then=loaded)
         self._composite_controls()
         self.fit()
 
@@ -300,6 +310,7 @@ class ImageView(QWidget):
         if self.state is None:
             return
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
+        self.cf_tools.show_title()
         self._follow_ortho()
 
     @property

@@ -32,7 +32,16 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import export, messages, missing_colour, open_as_file, pyramid, series_view, transforms
+from . import (
+    export,
+    messages,
+    missing_colour,
+    open_as_file,
+    pyramid,
+    series_view,
+    transforms,
+    view_options,
+)
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -332,11 +341,13 @@ class MainWindow(QMainWindow):
         path: str | None = None,
         indices: list[int] | None = None,
         opening=None,
+        look: view_options.ViewOptions | None = None,
     ) -> None:
         """Open ``url`` in the background; then show ``path`` (a node inside) if given.
         ``opening``: a future of that open already under way (``zarrfs view`` starts it
-        before Qt loads, ``early_open``)."""
+        before Qt loads, ``early_open``). ``look``: how that node should look."""
         options = dict(options or {})
+        self._pending_look = look
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
         self.model.clear()
@@ -577,6 +588,8 @@ class MainWindow(QMainWindow):
                 labelled=found.labelled,
                 cf=found.cf if field_name is None else None,
             )
+            look, self._pending_look = getattr(self, "_pending_look", None), None
+            view_options.apply(self.image, node.path, look)
             self.image.setFocus()
 
     # -- drag and drop, closing ------------------------------------------------------------------

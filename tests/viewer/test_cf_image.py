@@ -268,6 +268,8 @@ def test_full_resolution_png_is_the_decoded_map_north_up(window, idle, qtbot, tm
 
     url = write_xarray(tmp_path / "c.zarr")
     view = show(window, idle, url, "tas")
+    view.cf_tools.choose_colormap("grey")  # a CF variable starts in viridis
+    idle(window)
     saved = []
     window.export_full_png(str(tmp_path / "map.png"), on_done=saved.append)
     qtbot.waitUntil(lambda: bool(saved), timeout=20_000)

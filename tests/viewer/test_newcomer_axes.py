@@ -65,3 +65,44 @@ def test_index_takes_dates(window, idle, tmp_path):
     window.open_store(str(url), {}, path="tas", indices=["1999-01-01x"])
     idle(window)
     assert any("1999-01-01x" in str(m) for m in window.message_bar.messages())
+
+
+def test_view_options_for_a_figure(window, idle, ome_images):
+    from zarrfs.viewer.view_options import ViewOptions
+
+    written = ome_images("ome-zarr-py", "0.4")
+    look = ViewOptions(channels=("gfp",), labels="nuclei", colormap="viridis", ortho=True)
+    window.open_store(str(written.path), {}, look=look)
+    idle(window)
+    view = window.image
+    assert [c.visible for c in view.channel_panel.state.channels] == [False, True, False]
+    assert view.labels.source is not None and view.labels.source.name == "nuclei"
+    assert view.colormap_combo.currentText() == "viridis"
+    assert view.ortho.isVisible()
+    assert not window.message_bar.messages()
+    window.open_store(str(written.path), {}, look=ViewOptions(channels=("CY5",), labels="x"))
+    idle(window)
+    said = " ".join(str(m) for m in window.message_bar.messages())
+    assert "CY5" in said and "--labels x" in said
+
+
+def test_screenshot_takes_the_figure_options(tmp_path, ome_images):
+    import os
+    import subprocess
+    import sys
+
+    from PIL import Image
+
+    written = ome_images("ome-zarr-py", "0.4")
+    out = tmp_path / "fig.png"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(tmp_path))
+    args = ["--channels", "DAPI", "--labels", "nuclei", "--ortho", "--size", "1000x700"]
+    result = subprocess.run(
+        [sys.executable, "-m", "zarrfs.cli", "view", str(written.path), *args, "--screenshot", out],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert Image.open(out).size == (1000, 700)
