@@ -109,6 +109,13 @@ class ImageAxes:
         self._layout, self._controls = layout, controls
         self.state = None
         self.coordinates: dict[int, AxisCoordinate] = {}
+        self.physical: dict[int, AxisCoordinate] = {}  # OME-Zarr pixel sizes: ticks in µm
+        self.pixels = False  # tick the physical axes in pixels instead
+
+    def set_pixels(self, on: bool) -> None:
+        """Tick axes with a pixel size in pixels (True) or in their unit."""
+        self.pixels = on
+        self.show(self.state)
 
     def load(self, background, node, state, then=None) -> None:
         """Title the axes with ``state``'s dimension names now (None: no array); read the
@@ -146,6 +153,8 @@ class ImageAxes:
                 continue
             index = getattr(state, axis)
             coordinate = self.coordinates.get(index)
+            if coordinate is None and not self.pixels:
+                coordinate = self.physical.get(index)
             title = coordinate.title() if coordinate is not None else state.axis_label(index)
             item.set_coordinate(coordinate, title, state.shape[index])
         self._layout.layout.activate()  # the view's new size now, before a plane is requested

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from . import coordinates, index_option, label_alone, messages, transforms
+from . import coordinates, index_option, label_alone, messages, readout, transforms
 from .axis_controls import AxisControls
 from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
@@ -36,7 +36,7 @@ from .labels_panel import LabelsPanel
 from .masked_image import MaskedImageItem
 from .missing_colour import MissingBackdrop
 from .ortho_views import OrthoViews
-from .physical import PhysicalAxes
+from .physical import PhysicalAxes, axis_coordinates
 from .plane_controller import PlaneController
 from .scale_bar import ScaleBar
 from .tiles import Level
@@ -148,6 +148,9 @@ class ImageView(QWidget):
         self.field_combo.currentTextChanged.connect(self._field_changed)
         self.grid_check = QCheckBox("Chunk grid")
         self.grid_check.toggled.connect(self._grid_toggled)
+        self.pixels_check = QCheckBox("Pixels")
+        self.pixels_check.setToolTip("Tick the axes in pixels, not in the image's units (µm)")
+        self.pixels_check.toggled.connect(self.image_axes.set_pixels)
         self.reset_button = QPushButton("Fit")
         self.reset_button.clicked.connect(self.fit)
 
@@ -162,6 +165,7 @@ class ImageView(QWidget):
             self.complex_combo,
             self.field_combo,
             self.grid_check,
+            self.pixels_check,
             self.reset_button,
         ):
             bar.addWidget(widget)
@@ -241,6 +245,9 @@ class ImageView(QWidget):
         self.channel_panel.set_state(channels)
         texts = index_option.apply(self, node_path, indices or [], channels)
         self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        names = self.state.dimension_names
+        self.image_axes.physical = axis_coordinates(self.physical, names, self.state.shape)
+        self.pixels_check.setVisible(bool(self.image_axes.physical))
         shape = self.state.shape
         self.axes.set_step_labels(coordinates.step_labels(channels, self.physical, shape))
         self._image, self._image_group = image, image_group
@@ -552,42 +559,6 @@ class ImageView(QWidget):
             return
         self.cursor_label.setText(self.describe_position(y, x))
 
-    def _physical_text(self, axis: int, index: int) -> str:
-        text = self.physical.describe(axis, index) if self.physical is not None else None
-        return f" ({text})" if text else ""
-
     def describe_position(self, y: float, x: float) -> str:
         """The readout for level-0 position (y, x): coordinates along every axis and the value."""
-        state = self.state
-        index = list(state.indices)
-        index[state.y_axis], index[state.x_axis] = int(y), int(x)
-        sample = self.controller.sample_at(y, x)
-        if sample is not None:  # zoomed out: name the element whose value is shown
-            index[state.y_axis], index[state.x_axis] = sample
-        composite = self.controller.composite
-        channels = self.controller.channels
-        coords = ", ".join(
-            f"{state.axis_label(a)}={i}" + self._physical_text(a, i)
-            for a, i in enumerate(index)
-            if not (composite and a == channels.axis)
-        )
-        value = self.controller.value_at(y, x)
-        if value is None:
-            text = "loading…"
-        elif composite:
-            text = "  ".join(
-                f"{c.label} {transforms.format_value(v)}"
-                for c, v in zip(channels.channels, value, strict=True)
-            )
-        else:
-            text = self.cf_tools.value_text(value)
-        label = self.labels.label_at(y, x)
-        if label is not None:
-            value, properties = label
-            text += f"  {self.labels.source.name} {value}"
-            text += "".join(f", {k}: {v}" for k, v in properties.items())
-        request = self.controller.request
-        if request is not None and request.level > 0:
-            text += f"  (level {request.level})"
-        where = coordinates.readout(self.image_axes.coordinates, index)
-        return f"[{coords}]  {where + '  ' if where else ''}{text}"
+        return readout.describe_position(self, y, x)

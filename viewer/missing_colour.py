@@ -59,6 +59,14 @@ class MissingBackdrop(QGraphicsRectItem):
     def cover(self, width: float, height: float) -> None:
         self.setRect(QRectF(0, 0, width, height))
 
+    def paint(self, painter, option, widget=None) -> None:
+        """Fill in device pixels, so the chequer's squares stay 8 pixels at any zoom."""
+        device = painter.transform().mapRect(self.rect())
+        painter.save()
+        painter.resetTransform()
+        painter.fillRect(device, self.brush())
+        painter.restore()
+
 
 def install(window, view_menu) -> None:
     """View > Missing values: the choices, the one saved in ``window.settings`` applied."""

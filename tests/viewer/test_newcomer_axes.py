@@ -106,3 +106,24 @@ def test_screenshot_takes_the_figure_options(tmp_path, ome_images):
     )
     assert result.returncode == 0, result.stderr
     assert Image.open(out).size == (1000, 700)
+
+
+def test_ome_axes_tick_in_micrometres_with_a_pixels_toggle(window, idle, ome_images):
+    written = ome_images("ome-zarr-py", "0.4")
+    window.open_store(str(written.path), {})
+    idle(window)
+    view = window.image
+    bottom, left = view.image_axes.bottom, view.image_axes.left
+    assert bottom.labelText == "x (µm)" and left.labelText == "y (µm)"
+    texts = [
+        text
+        for spacing, values in bottom.tickValues(0, 64, 600)
+        for text in bottom.tickStrings(values, 1.0, spacing)
+    ]
+    numbers = [float(t) for t in texts if t]
+    assert numbers and max(numbers) <= 32  # 64 pixels of 0.5 µm
+    assert not view.pixels_check.isHidden()
+    view.pixels_check.setChecked(True)
+    assert bottom.labelText == "x" and left.labelText == "y"
+    view.pixels_check.setChecked(False)
+    assert bottom.labelText == "x (µm)"

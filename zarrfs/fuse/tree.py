@@ -345,7 +345,7 @@ def _array_entries(context: NodeContext, array, level) -> dict:
     if layout.has_planes(array):
         ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
-        names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
+        names = cf_files.coordinate_names(array, labels, layout.plane_entry_name, level)
         composite = composite_files.channel_axis(array, level, context.options)
         entries[layout.PLANES_DIR] = PlaneDirectory(
             context, array, labels, (), None, names, composite
