@@ -236,18 +236,11 @@ def value_text(kind: str, value, units: str | None) -> str:
 
 
 def date_number(text: str, time) -> float | None:
-    """A typed date as a number in ``time``'s units and calendar (None if not a date)."""
-    match = _DATE.match(text)
-    if match is None or time is None:
+    """A typed date as a number in ``time``'s units and calendar (None if not a date). A
+    year alone is no date here: a spin box reads "4" as an index."""
+    if time is None or _DATE.match(text) is None:
         return None
-    import cftime  # the calendar arithmetic of every CF calendar
-
-    year, month, day, hour, minute, second = (int(g or 0) for g in match.groups())
-    try:
-        date = cftime.datetime(year, month, day or 1, hour, minute, second, calendar=time.calendar)
-        return float(cftime.date2num(date, time.units, calendar=time.calendar))
-    except ValueError:  # no such date in this calendar (2001-02-30 outside 360_day)
-        return None
+    return engine.date_number(text, time)
 
 
 def spin_text(text: str) -> str:

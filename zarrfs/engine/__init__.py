@@ -103,7 +103,8 @@ Process-wide
     are coordinates (no read). ``select_by_value(array, group, {dim: "2000-03-01" or
     "10:20"})``: ``{axis: index or slice}`` by the coordinate variables in ``group``, as
     xarray's ``sel`` (nearest for a value, both ends included for a range;
-    ``parse_sel("lat=10:20")`` reads one). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    ``parse_sel("lat=10:20")`` reads one; ``date_number(text, time_units)``: a typed date
+    as a number of a time coordinate, in its calendar). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
@@ -124,7 +125,7 @@ from . import stats as _stats
 from .cache import cache_info, clear_caches, set_cache_size
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
-from .cf_select import parse_sel
+from .cf_select import date_number, parse_sel
 from .cf_select import select as select_by_value
 from .cf_summary import cf_rows as cf_summary_rows
 from .cf_summary import cf_summary
@@ -190,6 +191,7 @@ __all__ = [
     "cf",
     "read_decoded",
     "parse_sel",
+    "date_number",
     "select_by_value",
     "Axis",
     "Broken",

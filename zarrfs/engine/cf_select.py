@@ -101,7 +101,14 @@ def _number(text: str, time, upper: bool) -> float | None:
             return float(text)
         except ValueError:
             return None
-    match = _DATE.match(text)
+    return date_number(text, time, upper)
+
+
+def date_number(text: str, time, upper: bool = False) -> float | None:
+    """A typed date ("2000-03-01", "2000-03", "2000-03-01T06:00") as a number in ``time``'s
+    units and calendar (None if not a date of that calendar); ``upper``: the end of the
+    period it names instead of its start."""
+    match = _DATE.match(text.strip())
     if match is None:
         return None
     import cftime  # the calendar arithmetic of every CF calendar
