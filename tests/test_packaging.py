@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo.zarr"
 
 
@@ -37,3 +39,16 @@ def test_only_zarrfs_is_a_top_level_package(tmp_path):
     )
     result = run_python(tmp_path, "-c", code)
     assert (result.returncode, result.stdout.strip()) == (0, "[]"), result.stderr
+
+
+def test_the_demo_writes_where_git_ignores_it():
+    """``packaging/demo.sh`` run from the clone writes ``./zarrfs-demo/``: git ignores it."""
+    root = Path(__file__).resolve().parent.parent
+    script = (root / "packaging" / "demo.sh").read_text()
+    assert 'out="$PWD/zarrfs-demo"' in script
+    if not (root / ".git").exists():
+        pytest.skip("not a git clone")
+    proc = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "-q", "zarrfs-demo/viewer.png"], check=False
+    )
+    assert proc.returncode == 0

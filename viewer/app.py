@@ -56,6 +56,7 @@ def make_app(argv: list[str] | None = None):
 
         qt_compat.install(app)
         qt_compat.collect_on_gui_thread(app)
+        qt_compat.quiet_platform_notes()
     import pyqtgraph as pg
 
     pg.setConfigOptions(imageAxisOrder="row-major", antialias=False)
@@ -119,6 +120,7 @@ def run(
     cache_size: int | None = None,
     size: tuple[int, int] | None = None,
     opening=None,
+    look=None,
 ) -> int:
     """Run the viewer; returns the process exit code. ``opening``: a future of the store
     at ``url`` already being opened (``early_open``)."""
@@ -143,6 +145,7 @@ def run(
             timeout=timeout,
             size=size,
             opening=opening,
+            look=look,
         )
     finally:
         # the process is ending: no read may keep it waiting for a slow or stalled store
@@ -150,13 +153,26 @@ def run(
 
 
 def _run_window(
-    app, window, url, storage_options, *, node, indices, screenshot, timeout, size, opening=None
+    app,
+    window,
+    url,
+    storage_options,
+    *,
+    node,
+    indices,
+    screenshot,
+    timeout,
+    size,
+    opening=None,
+    look=None,
 ) -> int:
     if size:
         window.resize(*size)
     window.show()
     if url:
-        window.open_store(url, storage_options or {}, path=node, indices=indices, opening=opening)
+        window.open_store(
+            url, storage_options or {}, path=node, indices=indices, opening=opening, look=look
+        )
     if screenshot:
         if not url:
             print("zarrfs view: --screenshot needs a URL", file=sys.stderr)

@@ -49,6 +49,7 @@ class AxisControls(QWidget):
         self.spins: dict[int, IndexSpinBox] = {}
         self.labels: dict[int, QLabel] = {}
         self.coordinates: dict = {}  # axis -> coordinates.AxisCoordinate
+        self.step_labels: dict = {}  # axis -> coordinates.StepNames | StepLengths
         self._updating = False
         self.y_combo.currentIndexChanged.connect(self._combo_changed)
         self.x_combo.currentIndexChanged.connect(self._combo_changed)
@@ -91,8 +92,18 @@ class AxisControls(QWidget):
             self._grid.addWidget(slider, row, 1)
             self._grid.addWidget(spin, row, 2)
             self.sliders[axis], self.spins[axis], self.labels[axis] = slider, spin, label
-            spin.set_coordinate(self.coordinates.get(axis))
+            spin.set_coordinate(self._labelling(axis))
             self._slider_tip(axis)
+
+    def _labelling(self, axis: int):
+        """What the spin box of ``axis`` shows beside its index: a coordinate variable's
+        values, else a channel's name or a physical position."""
+        found = self.coordinates.get(axis)
+        return found if found is not None else self.step_labels.get(axis)
+
+    def set_step_labels(self, labels: dict) -> None:
+        """``{axis: coordinates.StepNames | StepLengths}`` for the next ``set_state``."""
+        self.step_labels = dict(labels)
 
     def set_coordinates(self, coordinates: dict) -> None:
         """Show ``{axis: AxisCoordinate}`` values beside the indices (kept across rebuilds)."""
@@ -100,7 +111,7 @@ class AxisControls(QWidget):
         self._updating = True
         try:
             for axis, spin in self.spins.items():
-                spin.set_coordinate(self.coordinates.get(axis))
+                spin.set_coordinate(self._labelling(axis))
                 self._slider_tip(axis)
         finally:
             self._updating = False

@@ -9,11 +9,18 @@ axes; the colour bar (the histogram's axis) is labelled with the long name and u
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
 from . import transforms
-from .cf_display import CFValues, CFView
+from .cf_display import CFValues, CFView, plane_title
 from .view_state import DIVERGING
 
 
@@ -50,11 +57,17 @@ class CFControls(QObject):
         column.addWidget(self.centre_check)
         column.addWidget(self.centre_spin)
         self.raw_check.setVisible(False)
+        self.title = QLabel()  # over the plane: long name, units, the plane's date and level
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.title.setStyleSheet("font-weight: bold; padding: 2px;")
+        self.title.setVisible(False)
         self.raw_check.toggled.connect(self._raw_toggled)
         self.aspect_check.toggled.connect(self._aspect_toggled)
         self.centre_check.toggled.connect(self._centre_changed)
         self.centre_spin.valueChanged.connect(self._centre_changed)
         view.colormap_combo.currentTextChanged.connect(self._colormap_changed)
+        self._colormap_chosen = False  # the user picked one: kept from array to array
+        view.colormap_combo.activated.connect(self._colormap_picked)
 
     @property
     def raw(self) -> bool:
@@ -68,6 +81,10 @@ class CFControls(QObject):
         self.raw_check.blockSignals(False)
         self.raw_check.setVisible(cf is not None and cf.has_raw)
         self._apply_values()
+        if not self._colormap_chosen:
+            self.view.colormap_combo.setCurrentText(default_colormap(cf))
+        self.show_title()
+        self.centre_box.setVisible(self.centres() and not self.view.controller.composite)
         if self.view.state is not None:
             self.view.state.centre = self._centre()
 
@@ -124,6 +141,39 @@ class CFControls(QObject):
             self.view.controller.redraw()
             self.view.ortho.redraw()
 
+    def centres(self) -> bool:
+        """Whether "Centre at" has a use: for a CF variable (an anomaly field), or once a
+        diverging colormap is picked."""
+        cf = self.cf
+        var = cf.variable if cf is not None else None
+        is_cf = var is not None and bool(var.units or var.long_name or var.standard_name)
+        return is_cf or self.view.colormap_combo.currentText() in DIVERGING
+
+    def show_title(self, *_args) -> None:
+        """Title the plane on screen (a CF variable's; hidden for other arrays)."""
+        cf, state = self.cf, self.view.state
+        text = plane_title(cf.variable, state, self.view.image_axes.coordinates) if cf else ""
+        self.title.setText(text)
+        self.title.setVisible(bool(text))
+
+    def choose_colormap(self, name: str) -> None:
+        """Use colormap ``name`` from now on, as a user's pick is (``--colormap``)."""
+        self._colormap_chosen = True
+        self.view.colormap_combo.setCurrentText(name)
+
+    def _colormap_picked(self, _index: int) -> None:
+        self._colormap_chosen = True
+
     def _colormap_changed(self, name: str) -> None:
         """A diverging colormap centres its levels (at the value set, 0 at first)."""
         self.centre_check.setChecked(name in DIVERGING)
+        composite = self.view.controller.composite
+        self.centre_box.setVisible(not composite and self.centres())
+
+
+def default_colormap(cf: CFView | None) -> str:
+    """A perceptual map (viridis) for a physical quantity (a CF variable with units that is no
+    time), as Panoply and ncview start; grey for raw arrays (images, counts, ids)."""
+    var = cf.variable if cf is not None else None
+    physical = var is not None and var.time is None and var.units not in (None, "", "1")
+    return "viridis" if physical else "grey"

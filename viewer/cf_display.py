@@ -112,6 +112,26 @@ class CFView:
         return f"{name} [{var.units}]" if var.units and var.time is None else name
 
 
+def plane_title(var: engine.CFVariable, state, found: dict) -> str:
+    """The title over a plane of a CF variable: its long name (else standard name, else
+    name) and units, then where each slider stands by its coordinate ("2000-01-13",
+    "level 850 hPa"), else its index: "air temperature [K]  ·  2000-01-13  ·  level 850 hPa".
+    "" for an array that says nothing CF (no long name, standard name or units)."""
+    if not (var.long_name or var.standard_name or var.units) or state is None:
+        return ""
+    name = var.long_name or (var.standard_name or var.name).replace("_", " ")
+    parts = [f"{name} [{var.units}]" if var.units and var.time is None else name]
+    for axis in state.slider_axes:
+        index, coordinate = state.indices[axis], found.get(axis)
+        if coordinate is None or not 0 <= index < coordinate.size:
+            parts.append(f"{state.axis_label(axis)} {index}")
+        elif coordinate.kind == "time":
+            parts.append(coordinate.label(index))
+        else:
+            parts.append(f"{coordinate.name} {coordinate.label(index)}")
+    return "  ·  ".join(parts)
+
+
 def describe(root, node) -> CFView | None:
     """The CF view of ``node`` (in the background: opens the coordinate variables beside it,
     one metadata request each where the store has no consolidated metadata, and reads the
@@ -175,13 +195,13 @@ class CFValues:
         return self.to_display(np.zeros(1, self.variable.stored_dtype)).dtype
 
     def value_text(self, stored) -> str:
-        """The readout of one stored value: ``"tas = 287.35 K"``, ``"tas = fill"`` for a
+        """The readout of one stored value: ``"tas = 287.35 K"``, ``"tas = missing"`` for a
         masked one; with ``raw`` the stored number too."""
         var = self.variable
         stored = np.asarray(stored, dtype=var.stored_dtype).reshape(1)
         value = engine.cf.decode(var, stored)[0]
         if _is_missing(value):
-            text = "fill" if _is_fill(var, stored[0]) else "missing"
+            text = "missing" if _is_fill(var, stored[0]) else "missing (outside valid range)"
         elif var.time is not None:
             text = engine.cf.format_value(value)
         else:

@@ -77,6 +77,19 @@ class ChannelPanel(QWidget):
         self.rows.append((visible, auto, start, end))
         self.swatches.append(swatch)
 
+    def show_auto_windows(self, *_args) -> None:
+        """Put the window in use in the boxes of each automatic channel (greyed: typing one
+        in turns "auto" off), once pixels have given one."""
+        if self.state is None:
+            return
+        for (_, auto, start, end), channel in zip(self.rows, self.state.channels, strict=True):
+            if not auto.isChecked() or channel.auto_window is None:
+                continue
+            for box, value in zip((start, end), channel.auto_window, strict=True):
+                box.blockSignals(True)
+                box.setValue(value)
+                box.blockSignals(False)
+
     def toggle_composite(self) -> None:
         if self.state is not None:
             self.composite_check.setChecked(not self.composite_check.isChecked())

@@ -118,11 +118,19 @@ class ImageAxes:
         self.coordinates: dict[int, AxisCoordinate] = {}
         self.auxiliary: list[coordinates.Auxiliary] = []  # 2-D latitudes and longitudes
         self.shown = None  # called once coordinates are shown (the orthogonal views follow)
+        self.physical: dict[int, AxisCoordinate] = {}  # OME-Zarr pixel sizes: ticks in µm
+        self.pixels = False  # tick the physical axes in pixels instead
 
-    def load(self, background, node, state) -> None:
+    def set_pixels(self, on: bool) -> None:
+        """Tick axes with a pixel size in pixels (True) or in their unit."""
+        self.pixels = on
+        self.show(self.state)
+
+    def load(self, background, node, state, then=None) -> None:
         """Title the axes with ``state``'s dimension names now (None: no array); read the
         coordinate variables beside ``node`` in ``background`` (a ``tasks.Background``), then
-        tick the axes and label the spin boxes with them, if ``state`` is still on screen."""
+        tick the axes and label the spin boxes with them, if ``state`` is still on screen,
+        and call ``then(found)``."""
         self.state = state
         self._show({})
         if background is None or node is None:
@@ -132,6 +140,8 @@ class ImageAxes:
         def loaded(found) -> None:
             if self.state is state:
                 self._show(*found)
+                if then is not None:
+                    then(found[0])
 
         background.run(
             lambda: (coordinates.load(node, names), coordinates.load_auxiliary(node, names)),
@@ -153,7 +163,11 @@ class ImageAxes:
             if state is None:
                 continue
             index = getattr(state, axis)
-            coordinate = self.coordinates.get(index) or self._auxiliary_line(state, index)
+            coordinate = self.coordinates.get(index)
+            if coordinate is None and not self.pixels:
+                coordinate = self.physical.get(index)
+            if coordinate is None:
+                coordinate = self._auxiliary_line(state, index)
             title = coordinate.title() if coordinate is not None else state.axis_label(index)
             item.set_coordinate(coordinate, title, state.shape[index])
         self._layout.layout.activate()  # the view's new size now, before a plane is requested

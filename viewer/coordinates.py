@@ -125,6 +125,70 @@ class AxisCoordinate:
         return number
 
 
+@dataclass(frozen=True)
+class StepNames:
+    """Names of the steps of an axis without a coordinate variable (an OME-Zarr channel axis:
+    each channel's label), shown and taken by its spin box as coordinates are."""
+
+    names: tuple[str, ...]
+    kind: str = "name"
+
+    @property
+    def size(self) -> int:
+        return len(self.names)
+
+    def label(self, index: int) -> str:
+        return self.names[index]
+
+    def index_of(self, text: str) -> int | None:
+        folded = [name.casefold() for name in self.names]
+        return folded.index(text.casefold()) if text.casefold() in folded else None
+
+
+@dataclass(frozen=True)
+class StepLengths:
+    """Physical positions of the steps of an OME-Zarr axis ("4 µm" for z=2 of 2 µm steps).
+    A typed length needs its unit ("6 µm", "6um"); a plain number stays an index."""
+
+    scale: float
+    translation: float
+    unit: str
+    size: int
+    kind: str = "length"
+
+    def label(self, index: int) -> str:
+        return f"{self.translation + index * self.scale:.4g} {self.unit}"
+
+    def index_of(self, text: str) -> int | None:
+        units = (self.unit, self.unit.replace("µ", "u"))
+        number = next((text[: -len(u)] for u in units if text.endswith(u)), None)
+        try:
+            value = float(number) if number is not None else None
+        except ValueError:
+            return None
+        if value is None or not self.scale:
+            return None
+        index = round((value - self.translation) / self.scale)
+        return index if 0 <= index < self.size else None
+
+
+def step_labels(channels, physical, shape: tuple[int, ...]) -> dict:
+    """``{axis: StepNames | StepLengths}`` of an OME-Zarr image on screen: channel names on
+    its channel axis (``channels``: a ``ChannelState``), lengths where ``physical`` (a
+    ``PhysicalAxes``) gives a scale and a unit."""
+    out: dict = {}
+    if physical is not None:
+        for axis, size in enumerate(shape):
+            described = physical.describe(axis, 0)
+            unit = described.partition(" ")[2] if described else ""
+            if unit and physical.scale[axis]:
+                scale, start = physical.scale[axis], physical.translation[axis]
+                out[axis] = StepLengths(scale, start, unit, size)
+    if channels is not None:
+        out[channels.axis] = StepNames(tuple(c.label for c in channels.channels))
+    return out
+
+
 def shown_units(units: str | None) -> bool:
     """Units worth printing beside a value (not CF's dimensionless "1")."""
     return bool(units) and units not in ("1", "none", "unitless")
@@ -173,18 +237,11 @@ def value_text(kind: str, value, units: str | None) -> str:
 
 
 def date_number(text: str, time) -> float | None:
-    """A typed date as a number in ``time``'s units and calendar (None if not a date)."""
-    match = _DATE.match(text)
-    if match is None or time is None:
+    """A typed date as a number in ``time``'s units and calendar (None if not a date). A
+    year alone is no date here: a spin box reads "4" as an index."""
+    if time is None or _DATE.match(text) is None:
         return None
-    import cftime  # the calendar arithmetic of every CF calendar
-
-    year, month, day, hour, minute, second = (int(g or 0) for g in match.groups())
-    try:
-        date = cftime.datetime(year, month, day or 1, hour, minute, second, calendar=time.calendar)
-        return float(cftime.date2num(date, time.units, calendar=time.calendar))
-    except ValueError:  # no such date in this calendar (2001-02-30 outside 360_day)
-        return None
+    return engine.date_number(text, time)
 
 
 def spin_text(text: str) -> str:
@@ -284,6 +341,23 @@ def load_auxiliary(node, dimension_names) -> list[Auxiliary]:
             Auxiliary(array.name, kind, var.units, axes, np.asarray(values, dtype=np.float64))
         )
     return found
+
+
+def place(texts: dict[int, str], found: dict[int, AxisCoordinate], names) -> dict[int, int | str]:
+    """``--index`` texts (``{axis: "2000-03-01"}``) as the nearest elements of each axis's
+    coordinate; an axis whose coordinate does not read the text gets why, as a string."""
+    out: dict[int, int | str] = {}
+    for axis, text in texts.items():
+        coordinate = found.get(axis)
+        index = coordinate.index_of(text) if coordinate is not None else None
+        if index is not None:
+            out[axis] = index
+        elif coordinate is None:
+            out[axis] = f"--index {text!r}: axis '{names[axis]}' has no coordinate values"
+        else:
+            span = f"{coordinate.label(0)} .. {coordinate.label(coordinate.size - 1)}"
+            out[axis] = f"--index {text!r} is not a value of axis '{names[axis]}' ({span})"
+    return out
 
 
 def readout(coordinates: dict[int, AxisCoordinate], index, auxiliary=()) -> str:

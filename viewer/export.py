@@ -129,6 +129,7 @@ def write_png(rgb: np.ndarray, path: str | Path) -> None:
 
 
 def screen_png(view, path: str | Path) -> None:
-    """The image area as it is on screen (composite, overlay, scale bar)."""
+    """The image area as it is on screen, as a figure: its title, the plane (composite,
+    overlay, scale bar) with its axes, the orthogonal views and the colour bar."""
     if not view.picture().save(str(path), "PNG"):
         raise OSError(f"cannot write {path}")

@@ -24,9 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-import zarrfs.engine as engine
-
-from . import coordinates, messages, transforms
+from . import coordinates, index_option, label_alone, messages, readout, transforms
 from .axis_controls import AxisControls
 from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
@@ -37,8 +35,9 @@ from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
 from .masked_image import MaskedImageItem
+from .missing_colour import MissingBackdrop
 from .ortho_views import OrthoViews
-from .physical import PhysicalAxes
+from .physical import PhysicalAxes, axis_coordinates
 from .plane_controller import PlaneController
 from .scale_bar import ScaleBar
 from .tiles import Level
@@ -96,6 +95,8 @@ class ImageView(QWidget):
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
         self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
+        self.missing = MissingBackdrop()  # seen through missing values (View > Missing values)
+        self.view_box.addItem(self.missing)
         self.view_box.addItem(self.image_item)
         self.view_box.addItem(self.composite_item)
         self.view_box.addItem(self.grid_item)
@@ -135,6 +136,7 @@ class ImageView(QWidget):
         self.image_axes.shown = self._follow_ortho  # the coordinates were read: tick the panes
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
+        self.controller.painted.connect(self.channel_panel.show_auto_windows)
         self.channel_panel.composite_changed.connect(self._composite_changed)
         self._build_toolbar()
         self.cf_tools = CFControls(self)
@@ -170,19 +172,24 @@ class ImageView(QWidget):
         self.field_combo.currentTextChanged.connect(self._field_changed)
         self.grid_check = QCheckBox("Chunk grid")
         self.grid_check.toggled.connect(self._grid_toggled)
+        self.pixels_check = QCheckBox("Pixels")
+        self.pixels_check.setToolTip("Tick the axes in pixels, not in the image's units (µm)")
+        self.pixels_check.toggled.connect(self.image_axes.set_pixels)
         self.reset_button = QPushButton("Fit")
         self.reset_button.clicked.connect(self.fit)
 
     def _layout(self) -> None:
         bar = QHBoxLayout()
+        self.colormap_label = QLabel("Colormap:")
         for widget in (
-            QLabel("Colormap:"),
+            self.colormap_label,
             self.colormap_combo,
             self.auto_levels,
             self.cf_tools.bar,
             self.complex_combo,
             self.field_combo,
             self.grid_check,
+            self.pixels_check,
             self.reset_button,
         ):
             bar.addWidget(widget)
@@ -194,10 +201,15 @@ class ImageView(QWidget):
         contrast.addWidget(self.histogram, 1)
         contrast.addWidget(self.cf_tools.centre_box)
         images.addLayout(contrast)
+        self.figure = QWidget()  # what "Export view as PNG" saves: title, plane, axes, bar
+        figure = QVBoxLayout(self.figure)
+        figure.setContentsMargins(0, 0, 0, 0)
+        figure.addWidget(self.cf_tools.title)
+        figure.addLayout(images, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addLayout(images, 1)
+        layout.addWidget(self.figure, 1)
         layout.addWidget(self.channel_panel)
         layout.addWidget(self.labels_panel)
         layout.addWidget(self.axes)
@@ -217,6 +229,7 @@ class ImageView(QWidget):
         image=None,
         image_group=None,
         cf=None,
+        labelled=None,
     ) -> None:
         """Show ``node`` (level 0 of ``levels``/``arrays``); ``axis_names`` label its axes
         (default: its dimension names). ``image``: the engine's OME-Zarr ``Image`` it belongs
@@ -236,16 +249,9 @@ class ImageView(QWidget):
             show_chunk_grid=self.grid_check.isChecked(),
         )
         for axis, value in default_indices(
-            image, self.state.dimension_names, self.state.shape
+            labelled or image, self.state.dimension_names, self.state.shape
         ).items():
             self.state.set_index(axis, value)
-        if indices:
-            try:
-                self.state.set_indices(indices)
-            except IndexError as exc:  # --index does not fit this array: say so, show plane 0
-                self.message.emit(
-                    messages.describe(engine.SelectionError(str(exc)), node=node_path)
-                )
         self.field_combo.blockSignals(True)
         self.field_combo.clear()
         self.field_combo.addItems(fields)
@@ -261,9 +267,20 @@ class ImageView(QWidget):
             else None
         )
         self.channel_panel.set_state(channels)
+        texts = index_option.apply(self, node_path, indices or [], channels)
         self.physical = PhysicalAxes.for_level(image, node_path, node.ndim)
+        names = self.state.dimension_names
+        self.image_axes.physical = axis_coordinates(self.physical, names, self.state.shape)
+        self.pixels_check.setVisible(bool(self.image_axes.physical))
+        shape = self.state.shape
+        self.axes.set_step_labels(coordinates.step_labels(channels, self.physical, shape))
         self._image, self._image_group = image, image_group
-        self.labels.set_source(None)
+        alone = label_alone.is_label_image(image, dtype)
+        self.image_item.setOpacity(
+            0.0 if alone else 1.0
+        )  # a label image alone: the overlay draws it
+        self.labels.set_source(label_alone.source(image_group, node, image) if alone else None)
+        self._labels_style(*((1.0, False) if alone else self.labels_panel.style()))
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
         self.cf_tools.set_view(cf)
         self._true_aspect()
@@ -272,11 +289,19 @@ class ImageView(QWidget):
         if self.ortho.isVisible():
             self.set_ortho(True)
         self.axes.set_state(self.state)
-        self.image_axes.load(self.background, node, self.state)
+        place = index_option.placer(self, node_path, texts)
+
+        def loaded(found) -> None:  # coordinates: the title's dates, --index dates
+            self.cf_tools.show_title()
+            if place is not None:
+                place(found)
+
+        self.image_axes.load(self.background, node, self.state, then=loaded)
         self._composite_controls()
         self.fit()
 
     def clear(self) -> None:
+        self.missing.cover(0, 0)
         self.channel_panel.set_state(None)
         self.labels.set_source(None)
         self.ortho.forget()
@@ -295,6 +320,7 @@ class ImageView(QWidget):
         if self.state is None:
             return
         h, w = self.state.shape[self.state.y_axis], self.state.shape[self.state.x_axis]
+        self.missing.cover(w, h)
         self.view_box.setRange(QRectF(0, 0, w, h), padding=0.02)
         self.refresh(force=False)
 
@@ -315,6 +341,7 @@ class ImageView(QWidget):
         if self.state is None:
             return
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
+        self.cf_tools.show_title()
         self._follow_ortho()
 
     # -- what the docks and exports use ------------------------------------------------------
@@ -347,8 +374,10 @@ class ImageView(QWidget):
         self.view_box.addItem(item, ignoreBounds=True)
 
     def picture(self):
-        """The image area as it is on screen (a QPixmap: composite, overlays, scale bar)."""
-        return self.graphics.grab()
+        """The view as it is on screen, as a figure (a QPixmap): its title, the plane
+        (composite, overlays, scale bar) with its axes, the orthogonal views and the colour
+        bar."""
+        return self.figure.grab()
 
     def progress(self) -> tuple[int, int]:
         """Tiles of the plane on screen that have landed, of how many."""
@@ -536,10 +565,9 @@ class ImageView(QWidget):
         channels' windows instead; its channel slider has nothing to choose (hidden, shown
         again in single-channel mode), and the keys step along another axis."""
         composite = self.controller.composite
-        self.histogram.setVisible(not composite)
-        self.cf_tools.centre_box.setVisible(not composite)
-        self.colormap_combo.setEnabled(not composite)
-        self.auto_levels.setEnabled(not composite)
+        for widget in (self.histogram, self.colormap_label, self.colormap_combo, self.auto_levels):
+            widget.setVisible(not composite)  # each channel has its own window instead
+        self.cf_tools.centre_box.setVisible(not composite and self.cf_tools.centres())
         channels, state = self.controller.channels, self.state
         if channels is None or state is None:
             return
@@ -608,42 +636,6 @@ class ImageView(QWidget):
             return
         self.cursor_label.setText(self.describe_position(y, x))
 
-    def _physical_text(self, axis: int, index: int) -> str:
-        text = self.physical.describe(axis, index) if self.physical is not None else None
-        return f" ({text})" if text else ""
-
     def describe_position(self, y: float, x: float) -> str:
         """The readout for level-0 position (y, x): coordinates along every axis and the value."""
-        state = self.state
-        index = list(state.indices)
-        index[state.y_axis], index[state.x_axis] = int(y), int(x)
-        sample = self.controller.sample_at(y, x)
-        if sample is not None:  # zoomed out: name the element whose value is shown
-            index[state.y_axis], index[state.x_axis] = sample
-        composite = self.controller.composite
-        channels = self.controller.channels
-        coords = ", ".join(
-            f"{state.axis_label(a)}={i}" + self._physical_text(a, i)
-            for a, i in enumerate(index)
-            if not (composite and a == channels.axis)
-        )
-        value = self.controller.value_at(y, x)
-        if value is None:
-            text = "loading…"
-        elif composite:
-            text = "  ".join(
-                f"{c.label} {transforms.format_value(v)}"
-                for c, v in zip(channels.channels, value, strict=True)
-            )
-        else:
-            text = self.cf_tools.value_text(value)
-        label = self.labels.label_at(y, x)
-        if label is not None:
-            value, properties = label
-            text += f"  {self.labels.source.name} {value}"
-            text += "".join(f", {k}: {v}" for k, v in properties.items())
-        request = self.controller.request
-        if request is not None and request.level > 0:
-            text += f"  (level {request.level})"
-        where = coordinates.readout(self.image_axes.coordinates, index, self.image_axes.auxiliary)
-        return f"[{coords}]  {where + '  ' if where else ''}{text}"
+        return readout.describe_position(self, y, x)

@@ -58,6 +58,7 @@ class IndexSpinBox(QAbstractSpinBox):
         self.coordinate: AxisCoordinate | None = None
         self.setSuffix(f" / {last}")
         self.lineEdit().setText(self.textFromValue(0))
+        self._fit_width()
         self.editingFinished.connect(self._commit)
         self.setKeyboardTracking(False)
 
@@ -65,16 +66,26 @@ class IndexSpinBox(QAbstractSpinBox):
         self._suffix = suffix
 
     def set_coordinate(self, coordinate: AxisCoordinate | None) -> None:
-        """Show (and take) ``coordinate``'s values beside the indices (None: indices only)."""
+        """Show (and take) ``coordinate``'s values beside the indices (None: indices only):
+        an ``AxisCoordinate``, or any labelling of the steps with ``size``, ``label(i)`` and
+        ``index_of(text)`` (``coordinates.StepNames``, ``coordinates.StepLengths``)."""
         self.coordinate = (
             coordinate if coordinate is not None and coordinate.size > self.last else None
         )
-        text = self.textFromValue(self._value)
-        self.lineEdit().setText(text)
-        if self.coordinate is not None:  # room for the widest text: dates run to 19 characters
-            widest = self.textFromValue(self.last).replace(self.coordinate.label(self.last), "")
-            sample = "0000-00-00 00:00:00" + widest
-            self.setMinimumWidth(self.fontMetrics().horizontalAdvance(sample) + 30)
+        self.lineEdit().setText(self.textFromValue(self._value))
+        self._fit_width()
+
+    def _fit_width(self) -> None:
+        """Room for the widest text this box shows ("63 / 63", "2000-01-05 (4 / 23)"): labels
+        of up to 2,000 steps are measured (dates and values of one axis differ little)."""
+        metrics = self.fontMetrics()
+        step = max(1, self.last // 2000)
+        samples = {*range(0, self.last + 1, step), self.last}
+        widest = max(metrics.horizontalAdvance(self.textFromValue(i)) for i in samples)
+        if self.coordinate is not None and getattr(self.coordinate, "kind", "") == "time":
+            room = self.textFromValue(self.last).replace(self.coordinate.label(self.last), "")
+            widest = max(widest, metrics.horizontalAdvance("0000-00-00 00:00:00" + room))
+        self.setMinimumWidth(widest + 36)  # the frame and the up/down buttons
 
     def textFromValue(self, value: int) -> str:  # noqa: N802
         if self.coordinate is not None:

@@ -100,6 +100,7 @@ def fill_json_tree(
             item.addChild(QTreeWidgetItem([f"{ELLIPSIS} {len(value) - MAX_ITEMS} more", ""]))
     else:
         item.setText(1, dumps(value))
+    item.setToolTip(1, item.text(1))  # the whole text where the column clips it
     if isinstance(parent, QTreeWidget):
         parent.addTopLevelItem(item)
     else:
@@ -118,7 +119,7 @@ def array_facts(node) -> list[tuple[str, object]]:
         ("chunks", list(node.chunks)),
         ("shards", list(node.shards) if node.shards else None),
         ("chunk grid", list(node.chunk_grid_shape)),
-        ("codecs", jsonable(node.codecs)),
+        ("codecs", engine.codecs_text(node.codecs)),
         ("fill value", jsonable(node.fill_value)),
         ("dimension names", list(node.dimension_names) if node.dimension_names else None),
         ("order", node.order),
@@ -260,6 +261,8 @@ class InfoPanel(QWidget):
             )
         self.attributes.expandToDepth(0)
         self.raw.setPlainText(raw_text(jsonable(node.stored_metadata)))
+        if is_array:
+            self._add_cf_view(node)
         if is_array and node.error is not None:
             self._set_stored_size(self._token, "unknown (the data cannot be read)")
         elif is_array and not is_remote(node_url_of(node, store_url)):
@@ -284,6 +287,30 @@ class InfoPanel(QWidget):
             lambda exc: self._set_stored_size(token, messages.describe(exc, node=node.path).text),
         )
 
+    def _add_cf_view(self, node) -> None:
+        """The CF view ``zarrfs info`` prints (long name, units, packing, each dimension with
+        its first and last value, calendar), read in the background (coordinates' ends)."""
+        token = self._token
+
+        def add(rows) -> None:
+            if token != self._token or not rows:
+                return
+            top = QTreeWidgetItem(["CF", node.name])
+            for key, text in rows:
+                child = QTreeWidgetItem([key, text.replace("\n", "; ")])
+                child.setToolTip(1, text)
+                top.addChild(child)
+            self.summary.addTopLevelItem(top)
+            top.setExpanded(True)
+
+        def rows():
+            found = engine.cf_summary(node)
+            return engine.cf_summary_rows(found) if found is not None else []
+
+        self._background.run(
+            rows, add, lambda exc: logger.info("CF view of %s: %s", node.path, exc)
+        )
+
     def _summary_double_clicked(self, item, _column) -> None:
         if item.text(0) == "stored size":
             self.compute_stored_size()
@@ -295,6 +322,7 @@ class InfoPanel(QWidget):
             item = fill_json_tree(self.summary, key, value)
             if isinstance(value, str):
                 item.setText(1, value)
+                item.setToolTip(1, value)
         self.summary.expandToDepth(0)
         self.summary.resizeColumnToContents(0)
 

@@ -43,5 +43,9 @@ class LabelsPanel(QWidget):
     def choose(self, name: str) -> None:
         self.combo.setCurrentIndex(max(0, self.combo.findData(name)))
 
+    def style(self) -> tuple[float, bool]:
+        """The opacity (0..1) and outlines chosen."""
+        return self.opacity.value() / 100, self.outlines.isChecked()
+
     def _style(self, *_args) -> None:
         self.style_changed.emit(self.opacity.value() / 100, self.outlines.isChecked())

@@ -32,7 +32,16 @@ from PySide6.QtWidgets import (
 
 import zarrfs.engine as engine
 
-from . import export, messages, open_as_file, pyramid, series_view, transforms
+from . import (
+    export,
+    messages,
+    missing_colour,
+    open_as_file,
+    pyramid,
+    series_view,
+    transforms,
+    view_options,
+)
 from .image_view import ImageView
 from .info_panel import InfoPanel
 from .line_view import LineView
@@ -48,7 +57,7 @@ logger = logging.getLogger(__name__)
 #: the tree's columns that only CF arrays fill
 CF_COLUMNS = (COLUMNS.index("Long name"), COLUMNS.index("Units"))
 #: the most of the window the tree pane grows to, to show its columns
-TREE_MAX_SHARE = 0.45
+TREE_MAX_SHARE = 1 / 3  # the picture keeps the room: a map needs it more than long names
 _ROOT = QModelIndex()  # the invalid index: "no parent"
 
 
@@ -185,6 +194,7 @@ class MainWindow(QMainWindow):
         self.messages_dock.hide()
         view_menu.addAction(self.messages_dock.toggleViewAction())
         series_view.install(self, view_menu)  # self.series, self.series_dock
+        missing_colour.install(self, view_menu)
         view_menu.addAction("Cache size…", self.ask_cache_size)
         if self.cache_size_override is None:
             self.apply_cache_setting()
@@ -360,11 +370,13 @@ class MainWindow(QMainWindow):
         path: str | None = None,
         indices: list[int] | None = None,
         opening=None,
+        look: view_options.ViewOptions | None = None,
     ) -> None:
         """Open ``url`` in the background; then show ``path`` (a node inside) if given.
         ``opening``: a future of that open already under way (``zarrfs view`` starts it
-        before Qt loads, ``early_open``)."""
+        before Qt loads, ``early_open``). ``look``: how that node should look."""
         options = dict(options or {})
+        self._pending_look = look
         self.statusBar().showMessage(f"Opening {url}…")
         self._pending_path, self._pending_indices = path, indices
         self.model.clear()
@@ -602,8 +614,11 @@ class MainWindow(QMainWindow):
                 axis_names=found.axis_names,
                 image=found.image,
                 image_group=found.group,
+                labelled=found.labelled,
                 cf=found.cf if field_name is None else None,
             )
+            look, self._pending_look = getattr(self, "_pending_look", None), None
+            view_options.apply(self.image, node.path, look)
             self.image.setFocus()
 
     # -- drag and drop, closing ------------------------------------------------------------------

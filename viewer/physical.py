@@ -11,6 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
+from .coordinates import MAX_ELEMENTS, AxisCoordinate
+
 #: Unit names of the NGFF spec (UDUNITS-2) shortened for the screen.
 SHORT_UNITS = {
     "angstrom": "Å",
@@ -88,3 +92,18 @@ class PhysicalAxes:
         unit = short_unit(self.units[x_axis])
         label = f"{length:g} {unit}" if unit else f"{length:g}"
         return length / step, length, label
+
+
+def axis_coordinates(physical: PhysicalAxes | None, names, shape) -> dict[int, AxisCoordinate]:
+    """``{axis: AxisCoordinate}`` of the axes with a unit (not the channel axis), in that
+    unit: the image's axes are then ticked in µm, titled "x (µm)", as napari does."""
+    out: dict[int, AxisCoordinate] = {}
+    if physical is None:
+        return out
+    for axis, size in enumerate(shape):
+        unit = short_unit(physical.units[axis])
+        if not unit or physical.types[axis] == "channel" or size > MAX_ELEMENTS:
+            continue
+        numbers = physical.translation[axis] + np.arange(size) * physical.scale[axis]
+        out[axis] = AxisCoordinate(names[axis], "number", unit, numbers, numbers)
+    return out

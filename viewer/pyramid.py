@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import zarrfs.engine as engine
 
+from . import label_alone
 from .cf_display import CFView, describe
 from .tiles import Level, level_factors
 
@@ -29,6 +30,7 @@ class Pyramid:
     axis_names: tuple[str, ...] = ()  # the array's dimension names, else its OME-Zarr axes
     image: object | None = None  # the engine's OME-Zarr ``Image`` (channels, defaults), if any
     cf: CFView | None = None  # what CF and xarray say about level 0 (values, axes, units)
+    labelled: object | None = None  # for a label image: the ``Image`` it labels (its plane)
 
     @property
     def channels(self) -> tuple:
@@ -128,7 +130,12 @@ def find_pyramid(root, node) -> Pyramid | None:
     Returns ``None`` for a group that is not an OME-Zarr image.
     """
     found = _find_pyramid(root, node)
-    return found if found is None else replace(found, cf=_cf_view(root, found.node))
+    if found is None:
+        return None
+    labelled = None
+    if found.image is not None and found.image.image_label is not None:
+        labelled = label_alone.labelled_image(root, found.group)
+    return replace(found, cf=_cf_view(root, found.node), labelled=labelled)
 
 
 def _cf_view(root, node) -> CFView | None:

@@ -81,3 +81,26 @@ def install(parent=None) -> None:
         timer.setInterval(200)
         timer.timeout.connect(top_up)
         timer.start()
+
+
+#: Qt messages that say nothing to the user: the offscreen platform (``--screenshot``) prints
+#: this for every window that sizes itself
+_UNWANTED = ("This plugin does not support propagateSizeHints()",)
+
+
+def quiet_platform_notes() -> None:
+    """Drop the platform plugin's notes of ``_UNWANTED``; every other Qt message goes where it
+    went (the previous handler, else stderr as Qt prints it)."""
+    from PySide6.QtCore import qInstallMessageHandler
+
+    previous = None
+
+    def handler(kind, context, message: str) -> None:
+        if message.startswith(_UNWANTED):
+            return
+        if previous is not None:
+            previous(kind, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)

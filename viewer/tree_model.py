@@ -315,6 +315,8 @@ class HierarchyModel(QAbstractItemModel):
             if item.error or item.node is None:
                 return icon("error")
             return icon("coordinate" if item.cf.coordinate else node_icon_name(item.node))
+        if role == Qt.ItemDataRole.ToolTipRole and column > 0:  # the whole of a clipped text
+            return self.data(index, Qt.ItemDataRole.DisplayRole) or None
         if role == Qt.ItemDataRole.ToolTipRole:
             if item.error or not item.cf.coordinate:
                 return item.error or f"/{item.path}"

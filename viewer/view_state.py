@@ -123,22 +123,29 @@ class ViewState:
             return False
         return self.set_index(self.slider_axis, self.indices[self.slider_axis] + delta)
 
-    def set_indices(self, values: list[int]) -> None:
-        """Set the slider positions from ``--index``: one value per slider axis (fewer leave
-        the rest at 0), or one per axis. Negative values count from the end, as in NumPy.
+    def set_indices(self, values: list, skip: tuple[int, ...] = ()) -> dict[int, str]:
+        """Set the slider positions from ``--index``: one value per slider axis but those in
+        ``skip`` (a composite's channel axis, which has no slider), fewer leaving the rest
+        where they are, or one per axis. Negative integers count from the end, as in NumPy.
+        Texts (a date or a coordinate value, placed once the coordinates are read) are
+        returned as ``{axis: text}``.
 
         Raises ``IndexError`` naming the axis and its size for a value outside it, and for
         more values than axes to place them on; nothing is changed then.
         """
-        axes = list(range(self.ndim)) if len(values) == self.ndim else self.slider_axes
+        takers = [a for a in self.slider_axes if a not in skip]
+        axes = list(range(self.ndim)) if len(values) == self.ndim else takers
         if len(values) > len(axes):
-            names = ", ".join(f"'{self.dimension_names[a]}'" for a in self.slider_axes)
+            names = ", ".join(f"'{self.dimension_names[a]}'" for a in takers)
             raise IndexError(
-                f"--index has {len(values)} values, but only the axes not displayed "
+                f"--index has {len(values)} values, but only the axes with a slider "
                 f"take one ({names or 'none'}), or every axis ({self.ndim})"
             )
-        wanted = {}
+        wanted, texts = {}, {}
         for axis, value in zip(axes, values, strict=False):
+            if isinstance(value, str):
+                texts[axis] = value
+                continue
             size = self.shape[axis]
             if not -size <= value < size:
                 raise IndexError(
@@ -148,6 +155,7 @@ class ViewState:
         for axis, value in wanted.items():
             if axis in self.slider_axes:
                 self.set_index(axis, value)
+        return {axis: text for axis, text in texts.items() if axis in self.slider_axes}
 
     def plane_key(self) -> tuple:
         """Identifies the plane on screen (not the viewport): equal keys show the same data."""

@@ -126,7 +126,7 @@ def cmd_info(args) -> int:
             s = {**s, "read_path": {"native": path.native, "reason": path.reason}}
         print(json.dumps(s, indent=2, ensure_ascii=False, default=str))
     else:
-        sys.stdout.write(format_summary(s))
+        sys.stdout.write(format_summary(s, attributes=True if args.attrs else None))
         if path is not None:
             print(f"read path: {path.describe()}")
     if node.error is not None:  # what it has is shown; why its data cannot be read, as an error
@@ -183,6 +183,8 @@ def cmd_get(args) -> int:
     if arr.kind != "array":
         raise UsageError(f"{args.url} is a group; `get` reads arrays")
     selection = parse_selection(args.selection)
+    if args.sel:
+        selection = _by_value(args, arr, selection)
     out = Path(args.output)
     suffix = out.suffix.lower()
     if suffix not in (".npy", ".tif", ".tiff", ".csv"):
@@ -193,7 +195,7 @@ def cmd_get(args) -> int:
     if suffix in (".tif", ".tiff"):
         arr = _within_parent(args, arr)
     try:
-        data = read_selection(arr, selection, progress=progress)
+        data = read_selection(arr, selection, progress=progress, decode=args.decode)
     except SelectionError as exc:  # out of range for this array: say which array
         raise SelectionError(
             f"{args.url}: selection {args.selection}: {exc.message}",
@@ -201,12 +203,25 @@ def cmd_get(args) -> int:
             store_url=arr.store.url,
             node_path=arr.path,
         ) from exc
-    data = write_output(data, out, suffix, source=arr, selection=selection)
+    data = write_output(data, out, suffix, source=arr, selection=selection, decoded=args.decode)
     print(
         f"wrote {out} ({' x '.join(map(str, data.shape)) or 'scalar'} {data.dtype})",
         file=sys.stderr,
     )
     return 0
+
+
+def _by_value(args, arr, selection: tuple) -> tuple:
+    """``--sel DIM=VALUE`` (by coordinate value, as xarray's ``sel``) put into ``selection``."""
+    from zarrfs.cli_get import by_value
+    from zarrfs.engine import parse_sel, select_by_value
+
+    try:
+        wanted = dict(parse_sel(text) for text in args.sel)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    group = _parent_group(args, arr) or arr.parent
+    return by_value(arr, selection, select_by_value(arr, group, wanted))
 
 
 # ----------------------------------------------------------------- parser
@@ -227,6 +242,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("url")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
+        "--attrs",
+        action="store_true",
+        help="print the attributes' JSON whole (long ones are otherwise noted in one line)",
+    )
+    p.add_argument(
         "--stored-size",
         action="store_true",
         help="also list the store for the stored size and compression ratio",
@@ -240,7 +260,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("get", parents=[common], help="a selection to .npy, .tif or .csv")
     p.add_argument("url")
-    p.add_argument("selection", help="NumPy indexing, e.g. '[0, :, 100:200]'")
+    p.add_argument(
+        "selection",
+        nargs="?",
+        default="[...]",
+        help="NumPy indexing, e.g. '[0, :, 100:200]' (default: everything)",
+    )
+    p.add_argument(
+        "--sel",
+        action="append",
+        metavar="DIM=VALUE",
+        help="select by coordinate value, as xarray's sel: time=2000-03-01 (the nearest), "
+        "lat=10:20 (both ends included); repeatable",
+    )
+    p.add_argument(
+        "--decode",
+        action="store_true",
+        help="CF-decode the values (scale_factor/add_offset, missing values as NaN, dates)",
+    )
     p.add_argument("-o", "--output", required=True, help="FILE.npy, FILE.tif or FILE.csv")
     p.add_argument(
         "--progress",

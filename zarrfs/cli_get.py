@@ -24,21 +24,50 @@ def _expand(selection: tuple, ndim: int) -> list:
     return items + [slice(None)] * (ndim - len(items))
 
 
-def read_selection(arr, selection: tuple, *, progress: bool = False) -> np.ndarray:
-    """``arr[selection]`` as an array, read in slabs along the first axis when it is large.
-    Reads that are not cut into slabs get the selection as given, so that the engine judges it
-    (``[5]`` on a 0-d array is "too many indices", not the scalar)."""
+def by_value(arr, selection: tuple, wanted: dict[int, int | slice]) -> tuple:
+    """``selection`` with the axes of ``wanted`` (``--sel``, by coordinate value) put in;
+    those axes must be left whole (``:``) in ``selection``."""
+    from zarrfs.storage_options import UsageError
+
+    if Ellipsis not in selection and len(selection) > arr.ndim:
+        return selection  # too many indices: the engine says so
+    items = _expand(selection, arr.ndim)
+    names = arr.dimension_names or ()
+    for axis, index in wanted.items():
+        if items[axis] != slice(None):
+            name = names[axis] if axis < len(names) else f"dim_{axis}"
+            raise UsageError(f"axis '{name}' is selected twice: by --sel and by index")
+        items[axis] = index
+    return tuple(items)
+
+
+def read_selection(
+    arr, selection: tuple, *, progress: bool = False, decode: bool = False
+) -> np.ndarray:
+    """``arr[selection]`` as an array (CF-decoded with ``decode``), read in slabs along the
+    first axis when it is large. Reads that are not cut into slabs get the selection as given,
+    so that the engine judges it (``[5]`` on a 0-d array is "too many indices", not the
+    scalar)."""
+    read = arr.read
+    if decode:
+        from zarrfs.engine import cf, read_decoded
+
+        var = cf.variable(arr)
+
+        def read(sel, out=None):
+            return read_decoded(arr, sel, var, out=out)
+
     if arr.ndim == 0 or arr.nbytes is None:
-        return np.asarray(arr.read(selection))
+        return np.asarray(read(selection))
     items = _expand(selection, arr.ndim)
     if not isinstance(items[0], slice):
-        return np.asarray(arr.read(selection))
+        return np.asarray(read(selection))
     rows = range(*items[0].indices(arr.shape[0]))
     row_bytes = arr.nbytes // max(1, arr.shape[0])
     per_slab = max(1, _SLAB_BYTES // max(1, row_bytes))
     if len(rows) <= per_slab:
-        return arr.read(tuple(items))
-    first = arr.read((slice(rows[0], rows[0] + 1), *items[1:]))
+        return read(tuple(items))
+    first = read((slice(rows[0], rows[0] + 1), *items[1:]))
     out = np.empty((len(rows), *first.shape[1:]), dtype=first.dtype)
     bar = _bar(len(rows), progress)
     try:
@@ -46,7 +75,7 @@ def read_selection(arr, selection: tuple, *, progress: bool = False) -> np.ndarr
             part = rows[i : i + per_slab]
             stop = part[-1] + (1 if part.step > 0 else -1)
             sub = slice(part[0], stop if stop >= 0 else None, part.step)
-            arr.read((sub, *items[1:]), out=out[i : i + len(part)])
+            read((sub, *items[1:]), out=out[i : i + len(part)])
             bar.update(len(part))
     finally:
         bar.close()
@@ -70,21 +99,38 @@ def _bar(total: int, enabled: bool):
 
 
 def write_output(
-    data: np.ndarray, path: Path, suffix: str, source=None, selection: tuple = ()
+    data: np.ndarray,
+    path: Path,
+    suffix: str,
+    source=None,
+    selection: tuple = (),
+    decoded: bool = False,
 ) -> np.ndarray:
     """Write ``data`` in the format ``suffix`` names; returns what was written (variable-length
     strings and bytes go to .npy as fixed-width ``str``/``bytes``: .npy files never pickle).
     ``source``: the array ``data`` is ``source[selection]`` of, whose CF and OME-Zarr metadata
-    a TIFF carries (``zarrfs.tiff_meta``)."""
+    a TIFF carries (``zarrfs.tiff_meta``); ``decoded``: ``data`` holds its CF-decoded values."""
+    if data.dtype.kind == "O" and any(hasattr(v, "calendar") for v in data.flat):
+        data = _dates_as_text(data)  # cftime dates of a calendar NumPy has not
     if suffix == ".npy":
         if data.dtype.kind == "O":
             data = _fixed_width(data)
         np.save(path, data, allow_pickle=False)
     elif suffix in (".tif", ".tiff"):
-        _write_tiff(data, path, source, selection)
+        _write_tiff(data, path, source, selection, decoded)
     else:
         _write_csv(data, path)
     return data
+
+
+def _dates_as_text(data: np.ndarray) -> np.ndarray:
+    """Decoded dates of a non-standard calendar (``cftime`` objects) as ISO text."""
+    from zarrfs.engine import cf
+
+    out = np.empty(data.shape, object)
+    for index, value in np.ndenumerate(data):
+        out[index] = cf.format_value(value)
+    return out
 
 
 def _fixed_width(data: np.ndarray) -> np.ndarray:
@@ -103,7 +149,9 @@ def _fixed_width(data: np.ndarray) -> np.ndarray:
     return data.astype(str if text else bytes)
 
 
-def _write_tiff(data: np.ndarray, path: Path, source=None, selection: tuple = ()) -> None:
+def _write_tiff(
+    data: np.ndarray, path: Path, source=None, selection: tuple = (), decoded: bool = False
+) -> None:
     from . import tiff_meta
 
     if data.ndim < 2:
@@ -119,7 +167,7 @@ def _write_tiff(data: np.ndarray, path: Path, source=None, selection: tuple = ()
     if source is not None and source.ndim >= 2:
         items = _normalized(_expand(selection, source.ndim), tuple(source.shape))
         level = tiff_meta.level_of(source)
-        tags = tiff_meta.selection_tags(source, items, level)
+        tags = tiff_meta.selection_tags(source, items, level, decoded)
         if level is not None and data.ndim > 2:
             ome = tiff_meta.ome_metadata(level, items, tuple(source.shape))
     tiff_meta.write(path, data, tags, ome)

@@ -331,10 +331,11 @@ _OME_UNITS = {
 }
 
 
-def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
+def selection_tags(array, items: list, level=None, decoded: bool = False) -> tuple[Tag, ...]:
     """The tags of the TIFF of ``array[items]`` (one int or slice per axis, as ``zarrfs get``
     expands a selection): those of the mount's plane file when the selection keeps the last two
-    axes, shifted to its window (``()`` for any other selection)."""
+    axes, shifted to its window (``()`` for any other selection); ``decoded``: the file holds
+    CF-decoded values (``zarrfs get --decode``: no scale or offset, NaN as nodata)."""
     ndim = len(array.shape)
     if len(items) != ndim or ndim < 2 or not all(isinstance(i, (int, slice)) for i in items):
         return ()
@@ -353,29 +354,29 @@ def selection_tags(array, items: list, level=None) -> tuple[Tag, ...]:
         geo = engine.cf.georeference(array, window=(rows, cols))
     except engine.ZarrfsError as exc:
         geo = engine.cf.NoGeoreference(str(exc))
-    return _cf_selection_tags(array, geo, items[:-2])
+    return _cf_selection_tags(array, geo, items[:-2], decoded)
 
 
-def _cf_selection_tags(array, geo, leading: list) -> tuple[Tag, ...]:
+def _cf_selection_tags(array, geo, leading: list, decoded: bool) -> tuple[Tag, ...]:
     """The CF tags of a selection whose leading ``items`` are ``leading``: a plane's position;
     for a 3-D stack, each band's place on its stacked axis."""
     positions = engine.cf.PlanePositions(array)
     stacked = [k for k, item in enumerate(leading) if isinstance(item, slice)]
     if not stacked:
-        return cf_tags(array, geo, _position(positions, tuple(leading)), decoded=False)
+        return cf_tags(array, geo, _position(positions, tuple(leading)), decoded=decoded)
     if len(stacked) > 1:  # 4-D and more: pages, without positions
-        return cf_tags(array, geo, (), decoded=False)
+        return cf_tags(array, geo, (), decoded=decoded)
     axis = stacked[0]
     indices = range(*leading[axis].indices(array.shape[axis]))
     if len(indices) > MAX_BAND_POSITIONS or not indices:
-        return cf_tags(array, geo, (), decoded=False, bands=((),) * len(indices))
+        return cf_tags(array, geo, (), decoded=decoded, bands=((),) * len(indices))
     places = [
         _position(positions, tuple(i if k == axis else item for k, item in enumerate(leading)))
         for i in indices
     ]
     plane = tuple(p for k, p in enumerate(places[0]) if k != axis)
     bands = tuple((p[axis],) for p in places)
-    return cf_tags(array, geo, plane, decoded=False, bands=bands)
+    return cf_tags(array, geo, plane, decoded=decoded, bands=bands)
 
 
 def ome_metadata(level, items: list, shape: tuple) -> dict | None:

@@ -95,3 +95,27 @@ def test_malformed_cf_attributes_keep_the_node(tmp_path, mount):
     assert np.array_equal(np.load(mnt / "planes" / "t_1.npy"), z[1])
     info = (mnt / "info.txt").read_text()
     assert "scale_factor '0.5' is not a number" in info
+
+
+def test_png_previews_of_cf_data_leave_missing_values_out(tmp_path, mount):
+    """``-o png,cf``: a packed variable's fill (-32768) is transparent and out of the stretch,
+    and the map is north up (latitudes increase with the row: row 0 is the south)."""
+    import io
+
+    from PIL import Image
+
+    url = write_xarray(tmp_path / "c.zarr", zarr_format=2)
+    expected = xr.open_zarr(str(url)).tas.values[4]  # [lat, lon], south first; NaN at [:3, :5]
+    for options in ("png", "png,cf"):
+        mnt = mount(str(url), options).path
+        image = Image.open(io.BytesIO((mnt / "tas" / "planes" / "time_04.png").read_bytes()))
+        assert image.mode == "LA"
+        grey, alpha = (np.asarray(band) for band in image.split())
+        north_up = expected[::-1]
+        np.testing.assert_array_equal(alpha == 0, np.isnan(north_up))
+        valid = grey[alpha == 255]
+        assert valid.min() == 0 and valid.max() == 255  # the stretch spans the real values
+        low, high = np.nanpercentile(north_up, [0.5, 99.5], method="nearest")
+        scaled = np.clip((north_up - low) / (high - low), 0, 1) * 255
+        ok = ~np.isnan(north_up)
+        assert np.abs(grey[ok].astype(float) - scaled[ok]).max() <= 1.0

@@ -92,3 +92,22 @@ def test_malformed_omero_keeps_the_image(tmp_path):
     )
     assert rgb.shape == (8, 8, 3) and rgb[..., 0].max() == 255 and rgb[..., 1].max() == 255
     assert rgb[0, 0].tolist() == [0, 0, 0]  # the lowest value of each channel is black
+
+
+@needs_fuse
+@pytest.mark.fuse
+def test_channel_folders_are_named_by_channel_too(ome_images, mount):
+    """``planes/c_DAPI/`` is ``planes/c_0/``: the ``omero`` label beside the index, at every
+    level, as planes are named by coordinate value."""
+    written = ome_images("ome-zarr-py", "0.4")
+    mounted = mount(str(written.path))
+    for level, z in (("s0", 2), ("s1", 1)):
+        planes = mounted.path / level / "planes"
+        names = sorted(p.name for p in planes.iterdir())
+        assert {"c_0", "c_1", "c_2", "c_DAPI", "c_GFP", "c_RFP"} <= set(names)
+        np.testing.assert_array_equal(
+            np.load(planes / "c_GFP" / f"z_{z}.npy"), np.load(planes / "c_1" / f"z_{z}.npy")
+        )
+    np.testing.assert_array_equal(
+        np.load(mounted.path / "s0" / "planes" / "c_GFP" / "z_2.npy"), written.data[1, 2]
+    )

@@ -81,8 +81,8 @@ def test_readout_text():
     tas = variable("tas", units="K", packing=engine.Packing(0.01, 273.15), masking=masking)
     values = CFValues(tas)
     assert values.value_text(np.int16(1420)) == "tas = 287.35 K"
-    assert values.value_text(np.int16(-32768)) == "tas = fill"
-    assert values.value_text(np.int16(-31000)) == "tas = missing"  # below valid_min
+    assert values.value_text(np.int16(-32768)) == "tas = missing"
+    assert values.value_text(np.int16(-31000)) == "tas = missing (outside valid range)"
     assert CFValues(tas, raw=True).value_text(np.int16(1420)) == "tas = 287.35 K (stored 1420)"
     drawn = values.to_display(np.array([[1420, -32768]], np.int16))
     assert drawn.dtype == np.float64 and drawn[0, 0] == 1420 * 0.01 + 273.15

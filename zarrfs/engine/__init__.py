@@ -89,7 +89,9 @@ Process-wide
     of channels (``Blender()``: the same, keeping its working buffers between calls); ``auto_window(values)``: a window for a channel that ``omero`` gives none;
     ``scale_to_window(values, start, end)``: values mapped to 0..1 by a window.
     ``summary(node, stored_size=False)`` / ``format_summary(summary_dict)``: what ``zarrfs info``
-    prints; ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
+    prints (``codecs_text(array.codecs)``: the codec chain as it prints it;
+    ``cf_summary(array, group=None)``/``cf_summary_rows(cf)``: its CF view, which reads the
+    first and last value of each coordinate, as ``(key, text)`` rows); ``json_value(value)``: NumPy values, bytes and special floats as JSON values, the
     one convention (bytes as base64, ``"NaN"``) of the CLI, the mount and the viewer;
     ``human_size(nbytes)`` / ``parse_size("512M")``: sizes as the CLI, the mount and
     the viewer show and take them.
@@ -112,7 +114,11 @@ Process-wide
     the planes lie on the Earth (``cf.Georeference``: GDAL's geotransform and a ``cf.CRS``
     from ``grid_mapping``, GDAL's ``_CRS`` or latitude/longitude axes), or
     ``cf.NoGeoreference`` with the reason; ``cf.plane_position(array, index)``: a plane's
-    place on the other axes as ``(dimension, text)`` pairs. v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
+    place on the other axes as ``(dimension, text)`` pairs. ``select_by_value(array, group, {dim: "2000-03-01" or
+    "10:20"})``: ``{axis: index or slice}`` by the coordinate variables in ``group``, as
+    xarray's ``sel`` (nearest for a value, both ends included for a range;
+    ``parse_sel("lat=10:20")`` reads one; ``date_number(text, time_units)``: a typed date
+    as a number of a time coordinate, in its calendar). v2 ``_ARRAY_DIMENSIONS`` is ``dimension_names`` wherever the
     metadata has none.
     ``flat_boxes(start, stop, shape)``: C-order elements ``start:stop`` as ``(offset, box)``
     pairs of at most ``2 * ndim - 1`` boxes (tuples of slices), for reading a flat range in the
@@ -133,6 +139,10 @@ from . import stats as _stats
 from .cache import cache_info
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
 from .cf import Variable as CFVariable
+from .cf_select import date_number, parse_sel
+from .cf_select import select as select_by_value
+from .cf_summary import cf_rows as cf_summary_rows
+from .cf_summary import cf_summary
 from .composite import Blender, auto_window, blend, scale_to_window
 from .errors import (
     AccessDeniedError,
@@ -175,7 +185,7 @@ from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
-from .summary import format_summary, summary
+from .summary import codecs_text, format_summary, summary
 
 
 def stats() -> dict:
@@ -196,6 +206,9 @@ __all__ = [
     "TimeUnits",
     "cf",
     "read_decoded",
+    "parse_sel",
+    "date_number",
+    "select_by_value",
     "Axis",
     "Broken",
     "Channel",
@@ -215,6 +228,9 @@ __all__ = [
     "axis_names_of_level",
     "flat_boxes",
     "format_summary",
+    "codecs_text",
+    "cf_summary",
+    "cf_summary_rows",
     "human_size",
     "json_value",
     "levels",

@@ -333,6 +333,25 @@ def coordinate(array) -> Coordinate:
     return Coordinate(array.name, n, var, ends[0] if n else None, ends[-1] if n else None)
 
 
+def north_up(array, group=None) -> bool:
+    """Whether ``array``'s rows (its second-to-last axis) run south to north: a latitude (or
+    projected y) coordinate increasing with the row, so that a map drawn north up flips them.
+    ``group``: where its coordinates are (default: its parent). Reads two values."""
+    from .cf_axes import GRID_Y, LATITUDE, axis_kind
+
+    if array.ndim < 2:
+        return False
+    name = variable(array).dimensions[-2]
+    found = coordinate_arrays(group if group is not None else array.parent, [name]).get(name)
+    if found is None or axis_kind(name, variable(found)) not in (LATITUDE, GRID_Y):
+        return False
+    try:
+        ends = coordinate(found)
+        return ends.size > 1 and bool(ends.last > ends.first)
+    except (ZarrfsError, TypeError):  # unreadable or not numbers: drawn as stored
+        return False
+
+
 def coordinate_labels(array) -> tuple[str, ...] | None:
     """Every decoded value of a 1-D coordinate as text (reads it whole), or None when two
     share a text: the texts name folders."""
@@ -437,6 +456,7 @@ __all__ = [
     "format_value",
     "georeference",
     "plane_position",
+    "north_up",
     "read_decoded",
     "variable",
 ]

@@ -32,6 +32,12 @@ def _codec_text(codec: dict | str) -> str:
     return f"{codec['name']}({args})" if args else codec["name"]
 
 
+def codecs_text(codecs) -> str:
+    """An array's codec chain as ``zarrfs info`` prints it:
+    ``bytes(endian=little) -> blosc(cname=lz4, clevel=5, ...)``."""
+    return " -> ".join(_codec_text(c) for c in codecs) or "none"
+
+
 def _array(node, stored_size: bool) -> dict:
     out = {
         "shape": list(node.shape),
@@ -209,8 +215,32 @@ def _ome_rows(s: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def format_summary(s: dict) -> str:
-    """The summary as aligned text, one fact per line."""
+#: attribute JSON longer than this many lines is noted in one line unless asked for
+ATTRIBUTE_LINES = 24
+
+
+def _attribute_rows(attributes: dict, full: bool | None, summarised: bool) -> tuple[str, str]:
+    """The attributes as JSON, or one line saying what they hold and how big they are: when
+    ``full`` is False, or by default (None) when the summary already shows what they say (an
+    OME-Zarr image's multiscales and channels) or they run past ``ATTRIBUTE_LINES`` lines."""
+    if not attributes:
+        return ("attributes", "none")
+    text = json.dumps(attributes, indent=2, ensure_ascii=False, sort_keys=True)
+    lines = text.count("\n") + 1
+    if full or (full is None and not summarised and lines <= ATTRIBUTE_LINES):
+        return ("attributes", text)
+    size = len(json.dumps(attributes, ensure_ascii=False, separators=(",", ":")).encode())
+    keys = ", ".join(sorted(attributes))
+    return (
+        "attributes",
+        f"{keys} ({human_size(size)} of JSON, {lines} lines; --attrs or --json prints them)",
+    )
+
+
+def format_summary(s: dict, *, attributes: bool | None = None) -> str:
+    """The summary as aligned text, one fact per line. ``attributes``: True prints the
+    attributes' JSON whole, False as a one-line note, None (default) whole when short and not
+    already summarised (``_attribute_rows``)."""
     rows: list[tuple[str, str]] = [
         ("url", s["url"]),
         ("path", s["path"]),
@@ -239,7 +269,7 @@ def format_summary(s: dict) -> str:
         if s.get("shards"):
             rows.append(("shards", _dims(s["shards"])))
         rows += [
-            ("codecs", " -> ".join(_codec_text(c) for c in s["codecs"]) or "none"),
+            ("codecs", codecs_text(s["codecs"])),
             ("fill value", json.dumps(s["fill_value"])),
             (
                 "dimensions",
@@ -267,8 +297,8 @@ def format_summary(s: dict) -> str:
         rows.append(("members", "\n".join(members) if members else "none"))
         rows += _ome_rows(s)
     if "attributes" in s:  # a broken node's are in its documents
-        attrs = json.dumps(s["attributes"], indent=2, ensure_ascii=False, sort_keys=True)
-        rows.append(("attributes", attrs if s["attributes"] else "none"))
+        summarised = bool(s.get("multiscales") or s.get("ome_error"))
+        rows.append(_attribute_rows(s["attributes"], attributes, summarised))
     if s.get("error"):
         rows.append(("error", " ".join(s["error"].split())))
     width = max(len(k) for k, _ in rows)

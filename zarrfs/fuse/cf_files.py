@@ -114,8 +114,9 @@ class CoordinateNames:
     """Per leading axis of one array: plane entry stems named by coordinate value, read once
     (the whole 1-D coordinate) when that axis is first listed or looked up."""
 
-    def __init__(self, array, labels: list[str], index_stem):
+    def __init__(self, array, labels: list[str], index_stem, level=None):
         self.array = array
+        self.level = level  # the engine.Level of an OME-Zarr image: channels by name
         self.labels = labels
         self.index_stem = index_stem  # (label, index, count) -> the index name
         self._axes: dict[int, dict[str, int]] = {}
@@ -130,14 +131,14 @@ class CoordinateNames:
             return found
 
     def _build(self, axis: int) -> dict[str, int]:
-        coordinate = self._coordinate(axis)
-        if coordinate is None:
-            return {}
-        try:
-            values = engine.cf.coordinate_labels(coordinate)
-        except engine.ZarrfsError as exc:
-            log.warning("coordinate %s not read for plane names: %s", coordinate.path, exc)
-            return {}
+        values = self._channel_names(axis)
+        coordinate = self._coordinate(axis) if values is None else None
+        if coordinate is not None:
+            try:
+                values = engine.cf.coordinate_labels(coordinate)
+            except engine.ZarrfsError as exc:
+                log.warning("coordinate %s not read for plane names: %s", coordinate.path, exc)
+                return {}
         if values is None:
             return {}
         label, count = self.labels[axis], self.array.shape[axis]
@@ -146,6 +147,13 @@ class CoordinateNames:
         if len(stems) != count or taken & stems.keys():
             return {}  # two values share a name, or a value name reads as an index name
         return stems
+
+    def _channel_names(self, axis: int) -> list[str] | None:
+        """The channels' labels (``omero``) along an OME-Zarr image's channel axis."""
+        image = self.level.image if self.level is not None else None
+        if image is None or image.channel_axis != axis or image.omero is None:
+            return None
+        return [c.label for c in image.channels(self.array.shape[axis])]
 
     def _coordinate(self, axis: int):
         names = getattr(self.array, "dimension_names", None)
@@ -159,8 +167,9 @@ class CoordinateNames:
         return found if found is not None and found.shape[0] == self.array.shape[axis] else None
 
 
-def coordinate_names(array, labels: list[str], index_stem) -> CoordinateNames | None:
-    """Value names for an array's planes, or None for a node that has no parent group."""
-    if array.dimension_names is None:
+def coordinate_names(array, labels: list[str], index_stem, level=None) -> CoordinateNames | None:
+    """Value names for an array's planes (coordinate values; channel names of an OME-Zarr
+    image, ``level``), or None for an array that can have none."""
+    if array.dimension_names is None and level is None:
         return None
-    return CoordinateNames(array, labels, index_stem)
+    return CoordinateNames(array, labels, index_stem, level)

@@ -32,9 +32,30 @@ def csv_bytes(values: np.ndarray) -> bytes:
     return out.getvalue().encode("utf8")
 
 
-def preview_png(plane: np.ndarray) -> bytes:
+def preview_values(array, selection, decode: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """What a PNG preview of ``array[selection]`` draws: for a CF variable with missing values
+    or packing, floats with NaN where a value is missing (the stored numbers, or with
+    ``decode`` the decoded ones), so that no fill value takes part in the stretch; a map whose
+    rows run south to north flipped north up, as the viewer draws it. Returns the values and
+    where they are missing (None: nowhere)."""
+    stored = np.asarray(array.read(selection))
+    var = engine.cf.variable(array)
+    values, missing = stored, None
+    if var.time is None and (var.packing or var.masking) and stored.dtype.kind in "iuf":
+        decoded = engine.cf.decode(var, stored)
+        missing = np.isnan(decoded)
+        values = decoded if decode else np.where(missing, np.nan, stored)
+    if values.ndim >= 2 and engine.cf.north_up(array):
+        values = values[..., ::-1, :]
+        missing = None if missing is None else missing[..., ::-1, :]
+    return values, missing
+
+
+def preview_png(plane: np.ndarray, missing: np.ndarray | None = None) -> bytes:
     """An 8-bit grayscale PNG with automatic contrast (0.5-99.5 percentiles of finite values;
-    for integers, of the values themselves, so that 64-bit levels are not rounded together)."""
+    for integers, of the values themselves, so that 64-bit levels are not rounded together).
+    ``missing`` (a CF variable's missing values) is transparent: the PNG then has an alpha
+    channel."""
     from PIL import Image  # Pillow encodes; imported on first use: previews are opt-in
 
     values = np.asarray(plane)
@@ -45,7 +66,11 @@ def preview_png(plane: np.ndarray) -> bytes:
     else:
         scaled = _scaled_floats(values.astype(np.float64))
     out = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(scaled)).save(out, format="PNG")
+    image = Image.fromarray(np.ascontiguousarray(scaled))
+    if missing is not None and missing.any():
+        alpha = np.where(missing, 0, 255).astype(np.uint8)
+        image = Image.merge("LA", (image, Image.fromarray(np.ascontiguousarray(alpha))))
+    image.save(out, format="PNG")
     return out.getvalue()
 
 

@@ -232,7 +232,10 @@ class NodeContext:
         start = plane * height * width
         if kind == "png":
             selection = index + (slice(None), slice(None))
-            return GeneratedFile(lambda: formats.preview_png(array.read(selection)))
+            decode = self.options.cf
+            return GeneratedFile(
+                lambda: formats.preview_png(*formats.preview_values(array, selection, decode))
+            )
         dtype = np.dtype(array.dtype)
         if kind == "npy":
             prefix = headers.get(kind)
@@ -276,7 +279,8 @@ def _csv_file(context: NodeContext, array):
 
 
 def _png_file(context: NodeContext, array):
-    return GeneratedFile(lambda: formats.preview_png(array.read(...)))
+    decode = context.options.cf
+    return GeneratedFile(lambda: formats.preview_png(*formats.preview_values(array, ..., decode)))
 
 
 #: file kind (see ``layout.array_file_kinds``) -> factory.
@@ -356,7 +360,7 @@ def _array_entries(context: NodeContext, array, level) -> dict:
     if layout.has_planes(array):
         ome_axes = level.axis_names if level is not None else None
         labels = layout.axis_labels(len(array.shape), array.dimension_names, ome_axes)
-        names = cf_files.coordinate_names(array, labels, layout.plane_entry_name)
+        names = cf_files.coordinate_names(array, labels, layout.plane_entry_name, level)
         composite = composite_files.channel_axis(array, level, context.options)
         entries[layout.PLANES_DIR] = PlaneDirectory(
             context, array, labels, (), {DESCRIBER: describer}, names, composite
