@@ -352,16 +352,21 @@ def _node(hierarchy: Hierarchy, path: str, meta: Metadata) -> Group | Array | Br
 
 
 def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001
-    """Open the group or array at ``url`` (see the package docstring)."""
-    store = Store.from_url(str(url), **storage_options)
+    """Open the group or array at ``url`` in a Zarr store (``opener.open`` also finds Icechunk
+    repositories)."""
+    return open_store(Store.from_url(str(url), **storage_options), consolidated)
+
+
+def open_store(store: Store, consolidated: bool | None = None) -> Group | Array:
+    """The node at the root of an opened store."""
     hierarchy = Hierarchy(store, consolidated)
     try:
         meta = hierarchy.load_root()
     except (ZarrfsError, MemoryError):
         raise
     except (ValueError, TypeError) as exc:  # a parser bug must not look like a crash
-        raise MetadataError(f"cannot read metadata at {url}: {exc}", path=url) from exc
+        raise MetadataError(f"cannot read metadata at {store.url}: {exc}", path=store.url) from exc
     return _node(hierarchy, "", meta)
 
 
-__all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open"]
+__all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open", "open_store"]

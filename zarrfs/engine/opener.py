@@ -1,0 +1,27 @@
+"""Opening a URL: the node it names in a Zarr store, or in a version of an Icechunk repository.
+
+A repository is opened as one where the caller says so (an ``icechunk://`` prefix, a version
+asked for), and where a plain open finds no Zarr node but the URL is at or below a
+repository's layout: a plain store costs nothing more, a repository one round trip a level.
+"""
+
+from __future__ import annotations
+
+from . import icechunk_repo
+from .errors import NodeNotFoundError
+from .hierarchy import Array, Group
+from .hierarchy import open as open_zarr
+
+
+def open(url: str, *, consolidated: bool | None = None, **storage_options) -> Group | Array:  # noqa: A001
+    """Open the group or array at ``url`` (see the package docstring)."""
+    url = str(url)
+    if icechunk_repo.wants_repository(url, storage_options):
+        return icechunk_repo.open_url(url, consolidated, storage_options, required=True)
+    try:
+        return open_zarr(url, consolidated=consolidated, **storage_options)
+    except NodeNotFoundError:
+        found = icechunk_repo.open_url(url, consolidated, storage_options, required=False)
+        if found is None:
+            raise
+        return found
