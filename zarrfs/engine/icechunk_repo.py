@@ -65,7 +65,7 @@ class Version:
 
     @property
     def label(self) -> str:
-        return self.name if self.kind == "snapshot" else f"{self.kind} {self.name}"
+        return f"{self.kind} {self.name}"
 
 
 def _icechunk(url: str):
