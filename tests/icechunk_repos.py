@@ -41,7 +41,7 @@ def _commit(history: History, session, message: str, state: dict) -> str:
 
 
 def write_history(root: Path) -> History:
-    """main: "create" (g/temp, counts), "warm the corner", "double"; experiment (from "warm
+    """main: "create" (g/temp, counts, stack), "warm the corner" (also stack[2, 3:, 4:]), "double"; experiment (from "warm
     the corner"): "add extra"; tag v1 at "warm the corner"."""
     history = History(root)
     repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(root)))
@@ -56,12 +56,16 @@ def write_history(root: Path) -> History:
     group.create_array("counts", shape=counts.shape, chunks=(4,), dtype="int16", fill_value=-1)[
         :
     ] = counts
-    state = {"g/temp": temp.copy(), "counts": counts.copy()}
+    stack = rng.integers(0, 1000, size=(4, 6, 8), dtype="uint16")
+    group.create_array("stack", shape=stack.shape, chunks=(1, 3, 4), dtype="uint16")[:] = stack
+    state = {"g/temp": temp.copy(), "counts": counts.copy(), "stack": stack.copy()}
     _commit(history, session, "create", state)
 
     session = repo.writable_session("main")
     state["g/temp"][0:3, 0:4] += 100
     zarr.open_array(session.store, path="g/temp")[0:3, 0:4] = state["g/temp"][0:3, 0:4]
+    state["stack"][2, 3:, 4:] = 7
+    zarr.open_array(session.store, path="stack")[2, 3:, 4:] = 7
     warm = _commit(history, session, "warm the corner", state)
     repo.create_tag("v1", warm)
     repo.create_branch("experiment", warm)

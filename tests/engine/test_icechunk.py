@@ -47,7 +47,7 @@ def test_a_repository_is_found_by_its_layout_at_main(history):
     root = engine.open(str(history.path))
     assert root.url == f"{history.path}@{history.branches['main']}"
     assert root.attrs == {"title": "versioned"}
-    assert root.keys() == ["counts", "g"]
+    assert root.keys() == ["counts", "g", "stack"]
     repo, version = engine.version_of(root)
     assert (version.kind, version.name) == ("branch", "main")
     assert engine.version_of(root["g/temp"])[1] == version
@@ -87,6 +87,13 @@ def test_changed_chunks_between_versions(history):
     create, warm = history.order[0], history.order[1]
     assert repo.changed_chunks("g/temp", create, warm) == {(0, 0)}
     assert repo.changed_chunks("counts", create, warm) == set()
+    assert repo.changed_chunks("stack", create, warm) == {(2, 1, 1)}
+    # siblings: what each side wrote since their common ancestor (v1), in either order
+    main = history.branches["main"]
+    everything = {(0, 0), (0, 1), (1, 0), (1, 1)}  # main doubled the whole array
+    assert repo.changed_chunks("g/temp", main, exp) == everything
+    assert repo.changed_chunks("g/temp", exp, main) == everything
+    assert repo.changed_chunks("g/temp", main, main) == set()
 
 
 @pytest.mark.parametrize(

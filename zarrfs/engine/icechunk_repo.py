@@ -225,14 +225,28 @@ class Repository:
     def changed_chunks(
         self, node_path: str, from_snapshot: str, to_snapshot: str
     ) -> set[tuple[int, ...]]:
-        """Chunk coordinates of the array at ``node_path`` written between two snapshots
-        (Icechunk's diff, from its transaction logs)."""
-        diff = self._call(
-            f"cannot compare {from_snapshot} with {to_snapshot}",
-            lambda: self._repo.diff(from_snapshot_id=from_snapshot, to_snapshot_id=to_snapshot),
-        )
-        chunks = diff.updated_chunks.get("/" + node_path.strip("/"), ())
-        return {tuple(int(i) for i in c) for c in chunks}
+        """Chunk coordinates (of stored chunks: shards when sharded) of the array at
+        ``node_path`` written between two snapshots, in either order: Icechunk's diff (from
+        its transaction logs) from their last common ancestor to each."""
+        if from_snapshot == to_snapshot:
+            return set()
+        older = [s.id for s in self.ancestry(snapshot=from_snapshot)]
+        newer = {s.id for s in self.ancestry(snapshot=to_snapshot)}
+        common = next((sid for sid in older if sid in newer), None)
+        if common is None:
+            raise UnsupportedError(
+                f"snapshots {from_snapshot} and {to_snapshot} of {self.url} share no ancestor",
+                path=self.url,
+            )
+        key = "/" + node_path.strip("/")
+        out: set[tuple[int, ...]] = set()
+        for tip in {from_snapshot, to_snapshot} - {common}:
+            diff = self._call(
+                f"cannot compare {common} with {tip}",
+                lambda tip=tip: self._repo.diff(from_snapshot_id=common, to_snapshot_id=tip),
+            )
+            out |= {tuple(int(i) for i in c) for c in diff.updated_chunks.get(key, ())}
+        return out
 
     # --------------------------------------------------------------- opening
     def store(self, version: Version) -> VersionStore:
