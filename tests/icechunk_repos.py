@@ -58,7 +58,11 @@ def write_history(root: Path) -> History:
     ] = counts
     stack = rng.integers(0, 1000, size=(4, 6, 8), dtype="uint16")
     group.create_array("stack", shape=stack.shape, chunks=(1, 3, 4), dtype="uint16")[:] = stack
+    sparse = np.zeros(8, dtype="int32")  # chunks never written: the fill value, absent keys
+    sparse[2:4] = 5
+    group.create_array("sparse", shape=(8,), chunks=(2,), dtype="int32", fill_value=0)[2:4] = 5
     state = {"g/temp": temp.copy(), "counts": counts.copy(), "stack": stack.copy()}
+    state["sparse"] = sparse
     _commit(history, session, "create", state)
 
     session = repo.writable_session("main")

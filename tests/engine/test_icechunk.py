@@ -47,7 +47,7 @@ def test_a_repository_is_found_by_its_layout_at_main(history):
     root = engine.open(str(history.path))
     assert root.url == f"{history.path}@{history.branches['main']}"
     assert root.attrs == {"title": "versioned"}
-    assert root.keys() == ["counts", "g", "stack"]
+    assert root.keys() == ["counts", "g", "sparse", "stack"]
     repo, version = engine.version_of(root)
     assert (version.kind, version.name) == ("branch", "main")
     assert engine.version_of(root["g/temp"])[1] == version

@@ -19,6 +19,8 @@ Icechunk is optional (``zarrfs[icechunk]``): without it a repository is a one-li
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,8 +30,9 @@ from typing import Any
 from . import icechunk_storage
 from .errors import NodeNotFoundError, StoreError, UnsupportedError, ZarrfsError
 from .hierarchy import open_store
-from .icechunk_store import VersionStore, reason
+from .icechunk_store import SessionFileSystem, VersionStore, reason
 from .store import Store
+from .store_urls import url_protocol
 
 PREFIX = "icechunk://"
 #: the object every Icechunk repository has (its default branch's ref)
@@ -38,7 +41,11 @@ VERSION_OPTIONS = ("branch", "tag", "snapshot")
 DEFAULT_BRANCH = "main"
 #: Icechunk's words for a ref, snapshot or repository that is not there
 _ABSENT = ("not found", "doesn't exist", "No such file", "NoSuchKey", "invalid snapshot id")
-_MAX_DEPTH = 8  # levels above a node's URL searched for its repository
+_MAX_DEPTH = 8
+_KEPT_SESSIONS = 16  # snapshots' sessions a repository keeps open
+_KEPT_REPOSITORIES = 8  # repositories the process keeps open (by URL and storage options)
+_opened: dict[str, Repository] = {}
+_opened_lock = threading.Lock()  # levels above a node's URL searched for its repository
 INSTALL_HINT = "pip install 'zarrfs[icechunk]'"
 
 
@@ -100,16 +107,19 @@ class Repository:
         ic = _icechunk(self.url)
         storage = icechunk_storage.storage(ic, self.url, self.storage_options)
         try:
-            config = ic.Repository.fetch_config(storage)
-            containers = (config.virtual_chunk_containers or {}) if config else {}
-            authorized = icechunk_storage.container_credentials(
-                ic, containers, self.storage_options
-            )
-            self._repo = ic.Repository.open(storage, authorize_virtual_chunk_access=authorized)
+            self._repo = ic.Repository.open(storage)
+            containers = self._repo.config.virtual_chunk_containers or {}
+            self.virtual = bool(containers)
+            if containers:  # Icechunk reads no virtual chunk of a container not authorized
+                authorized = icechunk_storage.container_credentials(
+                    ic, containers, self.storage_options
+                )
+                self._repo = ic.Repository.open(storage, authorize_virtual_chunk_access=authorized)
         except Exception as exc:  # noqa: BLE001 - IcechunkError: Icechunk's one class
             raise self._error(f"cannot open the Icechunk repository {self.url}", exc) from exc
         self._lock = threading.Lock()
         self._snapshots: dict[str, Snapshot] = {}
+        self._sessions: dict[str, SessionFileSystem] = {}  # snapshot id -> its store, oldest first
 
     def _error(self, what: str, exc: BaseException):
         text = reason(exc)
@@ -251,11 +261,22 @@ class Repository:
     # --------------------------------------------------------------- opening
     def store(self, version: Version) -> VersionStore:
         """The engine's store over one version."""
-        session = self._call(
-            f"cannot open {version.label} of {self.url}",
-            lambda: self._repo.readonly_session(snapshot_id=version.snapshot_id),
+        sid = version.snapshot_id
+        with self._lock:
+            fs = self._sessions.get(sid)
+        if fs is None:  # a snapshot never changes: its session (manifests read) is kept
+            session = self._call(
+                f"cannot open {version.label} of {self.url}",
+                lambda: self._repo.readonly_session(snapshot_id=sid),
+            )
+            fs = SessionFileSystem(session.store, batched=not self.virtual)
+            with self._lock:
+                self._sessions[sid] = fs
+                while len(self._sessions) > _KEPT_SESSIONS:
+                    self._sessions.pop(next(iter(self._sessions)))
+        return VersionStore(
+            fs=fs, root="", url=f"{self.url}@{sid}", repository=self, version=version
         )
-        return VersionStore.of_session(session, f"{self.url}@{version.snapshot_id}", self, version)
 
     def open(
         self,
@@ -275,6 +296,43 @@ def _is_repository(url: str, storage_options: dict) -> bool:
         return Store.from_url(url, **storage_options).get(MARKER) is not None
     except ZarrfsError:
         return False
+
+
+def _key(url: str, storage_options: dict) -> str:
+    return url + "\0" + json.dumps(storage_options, sort_keys=True, default=str)
+
+
+def known(url: str, storage_options: dict) -> bool:
+    """Whether this process opened a repository at ``url`` already (so no plain open first)."""
+    options = {k: v for k, v in storage_options.items() if k not in VERSION_OPTIONS}
+    with _opened_lock:
+        return _key(url, options) in _opened
+
+
+def opened(url: str, storage_options: dict) -> Repository:
+    """The repository at ``url``, opened once per process (as fsspec keeps its filesystems):
+    its config read once, its snapshots' sessions kept. Refs are read anew on every open, so
+    a branch that moved opens at its new tip."""
+    key = _key(url, storage_options)
+    with _opened_lock:
+        repo = _opened.pop(key, None)
+        if repo is not None:
+            _opened[key] = repo  # most recently used last
+            return repo
+    repo = Repository(url, **storage_options)
+    with _opened_lock:
+        _opened[key] = repo
+        while len(_opened) > _KEPT_REPOSITORIES:
+            _opened.pop(next(iter(_opened)))
+    return repo
+
+
+def is_local_repository(url: str) -> bool:
+    """Whether ``url`` is a local path holding a repository (a stat: asked before a plain open
+    would list the repository's folders looking for Zarr nodes)."""
+    if url_protocol(url) != "file" or "::" in url:
+        return False
+    return os.path.isfile(os.path.join(url.removeprefix("file://"), *MARKER.split("/")))
 
 
 def locate(url: str, storage_options: dict) -> tuple[str, str] | None:
@@ -307,7 +365,7 @@ def open_url(url: str, consolidated: bool | None, storage_options: dict, *, requ
             f"no Icechunk repository at {bare} (nor above it): no {MARKER}", path=bare
         )
     repo_url, node_path = found
-    root = Repository(repo_url, **options).open(**version, consolidated=consolidated)
+    root = opened(repo_url, options).open(**version, consolidated=consolidated)
     return root[node_path] if node_path else root
 
 
