@@ -5,6 +5,7 @@ refs, chunks changed between versions, virtual chunks, and the errors."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -121,6 +122,21 @@ def test_not_a_repository(tmp_path):
         engine.open(f"icechunk://{tmp_path}")
     with pytest.raises(engine.NodeNotFoundError, match="no Zarr group or array"):
         engine.open(str(tmp_path))
+
+
+def test_a_repository_written_by_a_newer_icechunk(history, tmp_path):
+    """A newer Icechunk writes a higher format version in each file's header (byte 36, after
+    the magic bytes and the writer's name): the error says to upgrade, never "no node"."""
+    newer = tmp_path / "newer"
+    shutil.copytree(history.path, newer)
+    for snapshot in (newer / "snapshots").iterdir():
+        data = bytearray(snapshot.read_bytes())
+        assert data.startswith("ICE🧊CHUNK".encode())
+        data[36] = 9
+        snapshot.write_bytes(bytes(data))
+    with pytest.raises(engine.UnsupportedError, match="upgrade") as info:
+        engine.open(str(newer))
+    assert "more modern version" in str(info.value)
 
 
 def test_without_icechunk_one_line_says_what_to_install(history):

@@ -122,12 +122,16 @@ class Repository:
         self._sessions: dict[str, SessionFileSystem] = {}  # snapshot id -> its store, oldest first
 
     def _error(self, what: str, exc: BaseException):
+        """The engine's error for Icechunk's ``exc`` while doing ``what`` (``"no branch 'x'"``
+        for a lookup: said so only when Icechunk says it is not there)."""
         text = reason(exc)
         absent = any(words in text for words in _ABSENT)
         kind = NodeNotFoundError if absent else StoreError
-        if "version" in text and ("newer" in text or "unsupported" in text or "format" in text):
+        if "version" in text and any(w in text for w in ("newer", "modern", "unsupported")):
             kind = UnsupportedError
             text += " (written by a newer Icechunk? upgrade it: pip install -U icechunk)"
+        if kind is not NodeNotFoundError and what.startswith("no "):
+            what = "cannot read " + what[3:]
         return kind(f"{what}: {text}", path=self.url, store_url=self.url)
 
     def _call(self, what: str, fn: Callable[[], Any]):
@@ -265,6 +269,9 @@ class Repository:
         with self._lock:
             fs = self._sessions.get(sid)
         if fs is None:  # a snapshot never changes: its session (manifests read) is kept
+            # read first on its own: Icechunk (1.1) gives a session over a snapshot it cannot
+            # read (a newer format) whose every key is absent, which would read as no node
+            self.snapshot(sid)
             session = self._call(
                 f"cannot open {version.label} of {self.url}",
                 lambda: self._repo.readonly_session(snapshot_id=sid),
