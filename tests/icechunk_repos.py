@@ -101,11 +101,9 @@ class Virtual:
     values: np.ndarray  # what the file's dataset holds (array "temperature")
 
 
-def write_virtual(root: Path, data_dir: Path) -> Virtual:
-    """An HDF5 file (h5py; a contiguous dataset, as netCDF-4 writes one) and a repository whose
-    array ``temperature`` (4 x 6 float32, chunks 2 x 6) points into it: one virtual reference
-    per chunk, each with the file's modification time, so a file changed since reads as an
-    error, never as other bytes."""
+def write_netcdf(data_dir: Path) -> tuple[Path, np.ndarray, int]:
+    """An HDF5 file (h5py; a contiguous dataset, as netCDF-4 writes one): its path, the values
+    of its ``temperature`` (4 x 6 float32) and their byte offset in it."""
     h5py = pytest.importorskip("h5py")
     data_dir.mkdir(parents=True, exist_ok=True)
     data_file = data_dir / "surface.nc"
@@ -114,30 +112,71 @@ def write_virtual(root: Path, data_dir: Path) -> Virtual:
         dset = f.create_dataset("temperature", data=values)  # contiguous, uncompressed
         f.flush()
         offset = dset.id.get_offset()
+    return data_file, values, offset
+
+
+def write_virtual(root: Path, data_dir: Path) -> Virtual:
+    """A repository whose array ``temperature`` (4 x 6 float32, chunks 2 x 6) points into a
+    netCDF-4 file on disk (``write_netcdf``): one virtual reference per chunk, each with the
+    file's modification time, so a file changed since reads as an error, never as other
+    bytes."""
+    data_file, values, offset = write_netcdf(data_dir)
     prefix = f"file://{data_dir}/"
-    config = icechunk.RepositoryConfig.default()
-    config.set_virtual_chunk_container(
-        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(data_dir)))
+    store = icechunk.local_filesystem_store(str(data_dir))
+    repo = _virtual_repo(root, prefix, store, {prefix: None})
+    written = datetime.datetime.fromtimestamp(data_file.stat().st_mtime, datetime.UTC)
+    _refer(repo, f"{prefix}{data_file.name}", offset, written + datetime.timedelta(seconds=1))
+    return Virtual(root, data_file, values)
+
+
+def write_virtual_s3(root: Path, data_dir: Path, s3_server) -> tuple[Virtual, str]:
+    """The same, the netCDF file in a bucket of moto's S3 server: (the repository, the URL of
+    the file). Reading it needs the S3 server's storage options."""
+    from tests.s3server import KEY, REGION, SECRET
+
+    data_file, values, offset = write_netcdf(data_dir)
+    bucket = s3_server.create_bucket()
+    s3_server.client().put_object(Bucket=bucket, Key="nc/surface.nc", Body=data_file.read_bytes())
+    prefix = f"s3://{bucket}/"
+    store = icechunk.s3_store(
+        region=REGION,
+        endpoint_url=s3_server.endpoint_url,
+        allow_http=True,
+        s3_compatible=True,
+        force_path_style=True,
     )
-    repo = icechunk.Repository.create(
+    credentials = icechunk.s3_credentials(access_key_id=KEY, secret_access_key=SECRET)
+    repo = _virtual_repo(
+        root, prefix, store, icechunk.containers_credentials({prefix: credentials})
+    )
+    _refer(repo, f"{prefix}nc/surface.nc", offset, None)
+    return Virtual(root, data_file, values), f"{prefix}nc/surface.nc"
+
+
+def _virtual_repo(root: Path, prefix: str, store, authorized: dict):
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, store))
+    return icechunk.Repository.create(
         icechunk.local_filesystem_storage(str(root)),
         config=config,
-        authorize_virtual_chunk_access={prefix: None},
+        authorize_virtual_chunk_access=authorized,
     )
+
+
+def _refer(repo, location: str, offset: int, checksum) -> None:
+    """Array ``temperature`` whose two chunks (rows 0-1, 2-3) are ranges of ``location``."""
     session = repo.writable_session("main")
     group = zarr.group(store=session.store)
     group.create_array(
         "temperature", shape=(4, 6), chunks=(2, 6), dtype="<f4", compressors=None, fill_value=0
     )
-    written = datetime.datetime.fromtimestamp(data_file.stat().st_mtime, datetime.UTC)
     row_bytes = 2 * 6 * 4
     for i in range(2):
         session.store.set_virtual_ref(
             f"temperature/c/{i}/0",
-            f"{prefix}{data_file.name}",
+            location,
             offset=offset + i * row_bytes,
             length=row_bytes,
-            checksum=written + datetime.timedelta(seconds=1),
+            checksum=checksum,
         )
     session.commit("virtual references into surface.nc")
-    return Virtual(root, data_file, values)

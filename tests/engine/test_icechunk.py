@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import zarrfs.engine as engine
-from tests.icechunk_repos import write_history, write_virtual
+from tests.icechunk_repos import write_history, write_virtual, write_virtual_s3
 
 
 @pytest.fixture(scope="module")
@@ -188,3 +188,9 @@ def test_a_virtual_chunk_whose_file_vanished_is_an_error(tmp_path):
     with pytest.raises(engine.StoreError, match="not found") as info:
         arr[0]
     assert "\n" not in str(info.value)
+
+
+def test_virtual_chunks_in_a_bucket_read_with_the_storage_options(tmp_path, s3_server):
+    virtual, _ = write_virtual_s3(tmp_path / "repo", tmp_path / "data", s3_server)
+    arr = engine.open(str(virtual.path), **s3_server.storage_options())["temperature"]
+    np.testing.assert_array_equal(arr[...], virtual.values)

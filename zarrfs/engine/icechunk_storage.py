@@ -92,4 +92,4 @@ def container_credentials(ic, containers: dict, options: dict) -> dict[str, Any]
             )
         else:
             out[prefix] = None
-    return out
+    return ic.containers_credentials(out)
