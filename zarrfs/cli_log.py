@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .storage_options import from_args
+from .storage_options import VERSION_FLAGS, from_args
 
 
 def snapshot_time(written_at) -> str:
@@ -18,7 +18,7 @@ def cmd_log(args) -> int:
     import zarrfs.engine as engine
 
     options = from_args(args)
-    version = {k: options.pop(k) for k in ("branch", "tag", "snapshot") if k in options}
+    version = {k: options.pop(k) for k in VERSION_FLAGS if k in options}
     repo = engine.Repository(args.url, **options)
     snapshots = repo.ancestry(**version) if version else repo.history()
     if args.max_count is not None:
