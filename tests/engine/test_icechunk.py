@@ -139,6 +139,17 @@ def test_a_repository_written_by_a_newer_icechunk(history, tmp_path):
     assert "more modern version" in str(info.value)
 
 
+def test_an_unreadable_manifest_is_an_error_not_the_fill_value(history, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(history.path, broken)
+    for manifest in (broken / "manifests").iterdir():
+        manifest.write_bytes(b"junk")
+    root = engine.open(str(broken))
+    for path in ("g/temp", "stack", "sparse"):
+        with pytest.raises(engine.StoreError, match="I/O error"):
+            root[path][...]
+
+
 def test_without_icechunk_one_line_says_what_to_install(history):
     code = (
         "import sys; sys.modules['icechunk'] = None\n"

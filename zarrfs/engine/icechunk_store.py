@@ -79,9 +79,7 @@ def _range_tuple(req: ByteRequest) -> tuple[int | None, int | None]:
     return (None, -req.start) if req.start < 0 else (req.start, req.end)
 
 
-def _answer(req: ByteRequest, got):
-    if got is None:
-        return FileNotFoundError(req.key)
+def _answer(req: ByteRequest, got) -> bytes:
     data = bytes(got)
     return data[req.start : req.end] if _is_document(req.key) and req.start is not None else data
 
@@ -118,22 +116,29 @@ class SessionFileSystem(AsyncFileSystem):
     async def _cat_batch(self, requests: list[ByteRequest]) -> list:
         """Raw results (bytes, or the exception of that read) of many reads in one call to
         Icechunk, which costs about what one read alone does (each read alone crosses from
-        Python to Icechunk's runtime and back). A call that fails is asked again read by read,
-        so each read gets its own answer. Not ``batched`` (a repository with virtual chunks):
-        read by read always, as Icechunk (1.1) checks a virtual chunk's file against the
-        modification time or ETag it was committed with only there."""
-        raw = getattr(self.zarr_store, "_store", None)  # Icechunk's PyStore: None for absent
+        Python to Icechunk's runtime and back). Icechunk's batch answers None both for a key
+        with no chunk and for a read that failed (a manifest it could not read), so every None
+        is asked again alone, where a failure is an error: absent only when Icechunk says
+        so. A call that fails is asked again read by read too. Not ``batched`` (a repository
+        with virtual chunks): read by read always, as Icechunk (1.1) checks a virtual chunk's
+        file against the modification time or ETag it was committed with only there."""
+        raw = getattr(self.zarr_store, "_store", None)  # Icechunk's PyStore
+        got: list = [None] * len(requests)
         if raw is not None and self.batched:
             asked = [(r.key, _range_tuple(r)) for r in requests]
             try:
                 got = await raw.get_partial_values(asked)
             except Exception:  # noqa: BLE001 - each read alone says which one failed
-                pass
-            else:
-                return [_answer(r, g) for r, g in zip(requests, got, strict=True)]
-        return await asyncio.gather(
-            *(self._cat_file(r.key, r.start, r.end) for r in requests), return_exceptions=True
+                got = [None] * len(requests)
+        again = [i for i, g in enumerate(got) if g is None]
+        alone = await asyncio.gather(
+            *(self._cat_file(requests[i].key, requests[i].start, requests[i].end) for i in again),
+            return_exceptions=True,
         )
+        out = [None if g is None else _answer(r, g) for r, g in zip(requests, got, strict=True)]
+        for i, result in zip(again, alone, strict=True):
+            out[i] = result
+        return out
 
     async def _ls(self, path, detail=True, **kwargs):
         prefix = path.strip("/")
