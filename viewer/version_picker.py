@@ -11,6 +11,7 @@ chunk overlay (``ChangedChunksItem``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Signal
@@ -152,7 +153,7 @@ class VersionPicker(QWidget):
         self.repository: engine.Repository | None = None
         self.shown: engine.Version | None = None
         self.entries: list[VersionEntry] = []
-        self._node = None
+        self._node: Any = None
         self._generation = 0
         self.version.activated.connect(self._version_activated)
         self.compare.activated.connect(lambda _i: self.compare_node(self._node))
@@ -224,7 +225,7 @@ class VersionPicker(QWidget):
         )
 
     def _changed(self, node, changed, chunks, shape) -> None:
-        if node is self._node:
+        if node is self._node and node is not None:
             self.changes.emit(node.path, changed, chunks, shape)
 
 

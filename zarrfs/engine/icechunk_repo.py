@@ -126,7 +126,7 @@ class Repository:
         for a lookup: said so only when Icechunk says it is not there)."""
         text = reason(exc)
         absent = any(words in text for words in _ABSENT)
-        kind = NodeNotFoundError if absent else StoreError
+        kind: type[ZarrfsError] = NodeNotFoundError if absent else StoreError
         if "version" in text and any(w in text for w in ("newer", "modern", "unsupported")):
             kind = UnsupportedError
             text += " (written by a newer Icechunk? upgrade it: pip install -U icechunk)"
@@ -346,7 +346,7 @@ def locate(url: str, storage_options: dict) -> tuple[str, str] | None:
     """``(repository URL, node path inside it)`` for a URL at or below a repository (the
     URL names a node, as for any store: ``s3://b/repo/group/array``), or None. One GET a
     level, at most ``_MAX_DEPTH`` levels up; only asked where a plain open found nothing."""
-    base, below = url.rstrip("/") or url, []
+    base, below = url.rstrip("/") or url, list[str]()
     for _ in range(_MAX_DEPTH):
         if _is_repository(base, storage_options):
             return base, "/".join(reversed(below))

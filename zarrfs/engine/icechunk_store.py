@@ -135,7 +135,9 @@ class SessionFileSystem(AsyncFileSystem):
             *(self._cat_file(requests[i].key, requests[i].start, requests[i].end) for i in again),
             return_exceptions=True,
         )
-        out = [None if g is None else _answer(r, g) for r, g in zip(requests, got, strict=True)]
+        out: list = [
+            None if g is None else _answer(r, g) for r, g in zip(requests, got, strict=True)
+        ]
         for i, result in zip(again, alone, strict=True):
             out[i] = result
         return out
