@@ -66,6 +66,9 @@ def test_a_snapshot_folder_says_which_version(history, mount):
 def test_a_mount_at_a_chosen_version(history, mount):
     mnt = mount(str(history.path), storage_options={"branch": "experiment"}).path
     _assert_folder(mnt, history.values[history.branches["experiment"]])
+    text = (mnt / "info.txt").read_text()
+    assert "version       branch experiment\n" in text
+    assert f"snapshot      {history.branches['experiment']}\n" in text
     with pytest.raises(FileNotFoundError):
         os.stat(mnt / "@branches" / "nope")
 

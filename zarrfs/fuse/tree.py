@@ -413,7 +413,9 @@ class VirtualTree:
     def _build_root(self) -> Directory:
         node = self._open_root()
         context = NodeContext(self.options, self.stats, self.mtime)
-        inner = build_node_directory(context, node)
+        preface = versions.shown_version_text(node)  # a repository's: which version is shown
+        root_context = context if preface is None else _VersionContext(context, preface)
+        inner = build_node_directory(root_context, node)
         folders = versions.version_folders(
             node, lambda open_root, preface: _version_folder(context, open_root, preface), Directory
         )

@@ -10,10 +10,12 @@ At the root of a mount of a repository (the chosen version's hierarchy, as for a
 Each is the whole hierarchy as of that version, opened when first looked into (a listing of
 ``@snapshots/`` reads the history, no snapshot). Its ``info.txt`` says which version it is:
 snapshot id, time, message, parent, and the branches and tags at it, then the root node's
-summary as in any folder.
+summary as in any folder; so does the mount's own ``info.txt``, of the version mounted.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import zarrfs.engine as engine
 
@@ -48,6 +50,15 @@ def version_text(repo: engine.Repository, version: engine.Version) -> str:
         f"repository    {repo.url}",
     ]
     return "\n".join(lines) + "\n\n"
+
+
+def shown_version_text(root) -> Callable[[], str] | None:
+    """For a root node from a repository, what its ``info.txt`` starts with (else None)."""
+    found = engine.version_of(root)
+    if found is None:
+        return None
+    repo, version = found
+    return lambda: version_text(repo, version)
 
 
 def version_folders(root, build_version, directory) -> dict:
