@@ -41,6 +41,7 @@ from .physical import PhysicalAxes, axis_coordinates
 from .plane_controller import PlaneController
 from .scale_bar import ScaleBar
 from .tiles import Level
+from .version_picker import ChangedChunksItem
 from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
 
 logger = logging.getLogger(__name__)
@@ -100,6 +101,8 @@ class ImageView(QWidget):
         self.view_box.addItem(self.image_item)
         self.view_box.addItem(self.composite_item)
         self.view_box.addItem(self.grid_item)
+        self.changed_item = ChangedChunksItem(lambda: self.state)  # versions compared
+        self.view_box.addItem(self.changed_item)
         self.image_item.getHistogram = safe_histogram(self.image_item)
         self.physical: PhysicalAxes | None = None
         self.scale_bar = ScaleBar()

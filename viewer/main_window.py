@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 import zarrfs.engine as engine
+from zarrfs.storage_options import VERSION_FLAGS
 
 from . import (
     export,
@@ -52,6 +53,7 @@ from .status import MessageBar, StatusPanel
 from .table_view import TableView
 from .tasks import Background
 from .tree_model import COLUMNS, HierarchyModel
+from .version_picker import VersionPicker
 
 logger = logging.getLogger(__name__)
 #: the tree's columns that only CF arrays fill
@@ -96,6 +98,12 @@ class MainWindow(QMainWindow):
         self.splitter = splitter
         self.setCentralWidget(splitter)
         self.status = StatusPanel(self.statusBar(), self.image.progress)
+        self.versions.changes.connect(
+            lambda _path, changed, chunks, shape: self.image.changed_item.set_changed(
+                changed, chunks, shape
+            )
+        )
+        self.node_shown.connect(lambda _path: self.versions.compare_node(self.current_node))
         self._build_menus()
         self.setAcceptDrops(True)
         self.resize(1440, 860)
@@ -124,6 +132,10 @@ class MainWindow(QMainWindow):
         self.tree_panel = QWidget()
         layout = QVBoxLayout(self.tree_panel)
         layout.setContentsMargins(0, 0, 0, 0)
+        self.versions = VersionPicker(self.background)
+        self.versions.chosen.connect(self.show_version)
+        self.versions.message.connect(self.post)
+        layout.addWidget(self.versions)
         layout.addWidget(self.filter)
         layout.addWidget(self.tree)
 
@@ -399,6 +411,7 @@ class MainWindow(QMainWindow):
         self.root = node
         label = Path(url.rstrip("/")).name or url
         self.model.set_root_node(node, label)
+        self.versions.show_repository(node)
         self._fit_tree(node.path)  # a store that is one CF array lists nothing
         self.statusBar().showMessage(f"Opened {url}", 5000)
         add_recent(self.settings, url, options)
@@ -410,6 +423,19 @@ class MainWindow(QMainWindow):
             self.select_path(self._pending_path)
         else:
             self.tree.setCurrentIndex(top)
+
+    def show_version(self, version: dict) -> None:
+        """Reopen the repository at ``version`` (``{"branch": name}``, ``tag``, ``snapshot``),
+        keeping the node shown and its plane where they exist there."""
+        options = {k: v for k, v in self.storage_options.items() if k not in VERSION_FLAGS}
+        node, state = self.current_node, self.image.state
+        indices = list(state.indices) if state is not None and node is not None else None
+        self.open_store(
+            self.store_url,
+            options | version,
+            path=node.path if node is not None else None,
+            indices=indices,
+        )
 
     def _open_failed(self, url: str, exc: BaseException) -> None:
         if url == self.store_url:

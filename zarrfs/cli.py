@@ -286,6 +286,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_get)
 
+    from zarrfs.cli_log import add_parser as add_log_parser
+
+    add_log_parser(sub, common)
     _optional_subcommands(sub, common)
     from zarrfs.desktop import add_parser as add_desktop_parser
 

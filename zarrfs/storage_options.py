@@ -119,13 +119,25 @@ def option_items(options: dict, prefix: str = "") -> list[str]:
     return items
 
 
+#: the flags choosing an Icechunk repository's version, with the storage option each becomes
+VERSION_FLAGS = {
+    "branch": "the tip of this branch",
+    "tag": "the snapshot this tag names",
+    "snapshot": "the snapshot with this id (see `zarrfs log`)",
+}
+
+
 def from_args(args: argparse.Namespace) -> dict:
     """The storage options of the shared flags (``--anon``, ``--endpoint-url``, ``-O``)."""
-    return storage_options(
+    options = storage_options(
         getattr(args, "storage_option", None) or (),
         anon=getattr(args, "anon", False),
         endpoint_url=getattr(args, "endpoint_url", None),
     )
+    for name in VERSION_FLAGS:  # an Icechunk repository's version, as the engine takes it
+        if getattr(args, name, None):
+            options[name] = getattr(args, name)
+    return options
 
 
 def common_parser() -> argparse.ArgumentParser:
@@ -153,6 +165,10 @@ def common_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="fsspec storage option (repeatable; JSON values; dotted keys nest)",
     )
+    version = common.add_argument_group("version (Icechunk repositories; default: branch main)")
+    exclusive = version.add_mutually_exclusive_group()
+    for name, what in VERSION_FLAGS.items():
+        exclusive.add_argument(f"--{name}", metavar=name.upper(), help=what)
     return common
 
 

@@ -131,6 +131,21 @@ Process-wide
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
 
+Versions (Icechunk repositories)
+    ``open(url, branch=, tag=, snapshot=)`` opens a version of an Icechunk repository (a local
+    path, ``s3://``, ``gs://``, ``az://``; found by its layout where the URL holds no Zarr node,
+    or forced with an ``icechunk://`` prefix); default the branch ``main``. Its nodes' ``url``
+    names the snapshot (``repo@SNAPSHOTID/a/b``). ``Repository(url, **storage_options)``:
+    ``branches()``/``tags()`` (name -> snapshot id), ``history()`` (every snapshot a branch or
+    tag reaches, newest first, as ``Snapshot``: ``id``, ``parent_id``, ``written_at``,
+    ``message``, ``metadata``), ``ancestry(branch=|tag=|snapshot=)``, ``snapshot(id)``,
+    ``refs_at()`` (snapshot id -> ``["branch main", "tag v1"]``), ``resolve(...) -> Version``
+    (``kind``, ``name``, ``snapshot_id``), ``open(branch=|tag=|snapshot=)`` (the root node),
+    ``changed_chunks(node_path, from_snapshot, to_snapshot)`` (chunk coords written between
+    two snapshots). ``version_of(node)``: ``(Repository, Version)`` or ``None``. Icechunk is
+    the optional extra ``zarrfs[icechunk]``; without it a repository raises
+    ``UnsupportedError`` naming what to install.
+
 Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
 
@@ -161,7 +176,8 @@ from .errors import (
     ZarrfsError,
 )
 from .grid import flat_boxes
-from .hierarchy import Array, Broken, Group, Node, open
+from .hierarchy import Array, Broken, Group, Node
+from .icechunk_repo import Repository, Snapshot, Version, version_of
 from .json_values import json_value
 from .native import Decision as ReadPath
 from .native import clear_caches, set_cache_size, set_native
@@ -181,6 +197,7 @@ from .ome import (
     levels,
     multiscales,
 )
+from .opener import open
 from .reader import ChunkEvent
 from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
 from .scheduler import cancel_all as cancel_all_reads
@@ -198,6 +215,10 @@ def reset_stats() -> None:
 
 
 __all__ = [
+    "Repository",
+    "Snapshot",
+    "Version",
+    "version_of",
     "Array",
     "CFVariable",
     "Coordinate",

@@ -413,20 +413,26 @@ def open(  # noqa: A001
     follow_symlinks: bool = False,
     **storage_options,
 ) -> Group | Array:
-    """Open the group or array at ``url`` (see the package docstring). ``follow_symlinks``:
-    a local store's symlinks are followed wherever they lead."""
+    """Open the group or array at ``url`` in a Zarr store (``opener.open`` also finds Icechunk
+    repositories). ``follow_symlinks``: a local store's symlinks are followed wherever they
+    lead."""
     store = Store.from_url(str(url), follow_symlinks=follow_symlinks, **storage_options)
+    return open_store(store, consolidated)
+
+
+def open_store(store: Store, consolidated: bool | None = None) -> Group | Array:
+    """The node at the root of an opened store; one that cannot be read raises its error."""
     hierarchy = Hierarchy(store, consolidated)
     try:
         meta = hierarchy.load_root()
     except (ZarrfsError, MemoryError):
         raise
     except (ValueError, TypeError) as exc:  # a parser bug must not look like a crash
-        raise MetadataError(f"cannot read metadata at {url}: {exc}", path=url) from exc
+        raise MetadataError(f"cannot read metadata at {store.url}: {exc}", path=store.url) from exc
     node = _node(hierarchy, "", meta)
     if isinstance(node, Broken):  # the node asked for cannot be read: say why, now
         raise node._fresh_error()
     return node
 
 
-__all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open"]
+__all__ = ["Array", "Broken", "ChunkEvent", "Group", "Node", "open", "open_store"]

@@ -22,7 +22,7 @@ import zarrfs.engine as engine
 
 from .. import tiff_meta
 from ..tiff import tiff_layout
-from . import cf_files, formats, layout
+from . import cf_files, formats, layout, versions
 from . import composite as composite_files
 from .files import ArrayBytesFile, BytesFile, GeneratedFile, MountStats
 from .npy import npy_header
@@ -369,6 +369,34 @@ def _array_entries(context: NodeContext, array, level) -> dict:
     return entries
 
 
+class _VersionContext(NodeContext):
+    """A version folder's context: its root's ``info.txt`` starts by saying which version."""
+
+    def __init__(self, base: NodeContext, preface: Callable[[], str]):
+        super().__init__(base.options, base.stats, base.mtime)
+        self.preface = preface
+
+    def node_files(self, node) -> dict[str, BytesFile]:
+        files = super().node_files(node)
+        if not node.path:
+            files["info.txt"] = BytesFile(lambda: self.preface().encode() + _info_text(node))
+        return files
+
+
+def _version_folder(context: NodeContext, open_root, preface) -> Directory:
+    """One version's whole hierarchy, opened when first looked into."""
+    inner = _VersionContext(context, preface)
+
+    def entries() -> dict:
+        try:
+            root = open_root()
+        except engine.NodeNotFoundError:  # a snapshot with no node yet (a repository's first)
+            return {"info.txt": BytesFile(lambda: preface().encode())}
+        return _node_entries(inner, root, {})
+
+    return Directory(entries)
+
+
 class VirtualTree:
     """Path resolution over a root node, plus the hidden control folder at the top."""
 
@@ -404,10 +432,15 @@ class VirtualTree:
     def _build_root(self) -> Directory:
         node = self._open_root()
         context = NodeContext(self.options, self.stats, self.mtime)
-        inner = build_node_directory(context, node)
+        preface = versions.shown_version_text(node)  # a repository's: which version is shown
+        root_context = context if preface is None else _VersionContext(context, preface)
+        inner = build_node_directory(root_context, node)
+        folders = versions.version_folders(
+            node, lambda open_root, preface: _version_folder(context, open_root, preface), Directory
+        )
 
         def entries() -> dict:
-            combined = dict(inner.entries)
+            combined = versions.add_to(dict(inner.entries), folders)
             if self._control is not None:
                 name = layout.unique_name(layout.CONTROL_DIR, combined)
                 combined[name] = Directory(lambda: self._control(self))

@@ -1,0 +1,95 @@
+"""The engine's storage options (fsspec's names) as Icechunk's storage and credentials.
+
+One rule set for the repository itself and for the containers its virtual chunks point into:
+``anon``, ``key``/``secret``/``token``, ``endpoint_url`` (or ``client_kwargs.endpoint_url``),
+``client_kwargs.region_name``/``region`` for S3; ``token`` (a service-account file) or ``anon``
+for GCS; ``account_name``, ``account_key``, ``sas_token`` for Azure. Nothing given: the
+environment's credentials, as fsspec would take them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import UnsupportedError
+
+
+def _s3_options(options: dict) -> dict[str, Any]:
+    client = options.get("client_kwargs") or {}
+    endpoint = options.get("endpoint_url") or client.get("endpoint_url")
+    anon = bool(options.get("anon"))
+    key, secret = options.get("key"), options.get("secret")
+    return {
+        "region": client.get("region_name") or options.get("region"),
+        "endpoint_url": endpoint,
+        "allow_http": bool(endpoint and endpoint.startswith("http:")),
+        "force_path_style": bool(endpoint),
+        "anonymous": anon or None,
+        "access_key_id": key if not anon else None,
+        "secret_access_key": secret if not anon else None,
+        "session_token": options.get("token") if not anon else None,
+        "from_env": None if anon or key else True,
+    }
+
+
+def _bucket_prefix(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.netloc, parts.path.strip("/")
+
+
+def storage(ic, url: str, options: dict):
+    """Icechunk's ``Storage`` for the repository at ``url``."""
+    scheme = urlsplit(url).scheme if "://" in url else "file"
+    if scheme == "file":
+        return ic.local_filesystem_storage(url.removeprefix("file://"))
+    bucket, prefix = _bucket_prefix(url)
+    if scheme in ("s3", "s3a"):
+        s3 = {k: v for k, v in _s3_options(options).items() if v is not None}
+        return ic.s3_storage(bucket=bucket, prefix=prefix, **s3)
+    if scheme in ("gs", "gcs"):
+        anon = bool(options.get("anon") or options.get("token") == "anon")
+        token = options.get("token")
+        file = token if isinstance(token, str) and token != "anon" else None
+        return ic.gcs_storage(
+            bucket=bucket,
+            prefix=prefix,
+            anonymous=anon or None,
+            service_account_file=file,
+            from_env=None if anon or file else True,
+        )
+    if scheme in ("az", "abfs", "abfss"):
+        return ic.azure_storage(
+            account=options.get("account_name", ""),
+            container=bucket,
+            prefix=prefix,
+            access_key=options.get("account_key"),
+            sas_token=options.get("sas_token"),
+            from_env=None if options.get("account_key") or options.get("sas_token") else True,
+        )
+    raise UnsupportedError(
+        f"cannot open an Icechunk repository over {scheme}:// ({url}); Icechunk reads "
+        "repositories on local disk, s3://, gs:// and az://",
+        path=url,
+    )
+
+
+def container_credentials(ic, containers: dict, options: dict) -> dict[str, Any]:
+    """Every virtual-chunk container of a repository, authorized (Icechunk reads no virtual
+    chunk of a container not named here), with credentials from the same storage options:
+    S3 containers get the S3 ones, others (local files, HTTP, GCS, Azure) those of their
+    environment."""
+    out: dict[str, Any] = {}
+    for prefix in containers:
+        if prefix.startswith(("s3://", "s3a://")):
+            s3 = _s3_options(options)
+            out[prefix] = ic.s3_credentials(
+                access_key_id=s3["access_key_id"],
+                secret_access_key=s3["secret_access_key"],
+                session_token=s3["session_token"],
+                anonymous=s3["anonymous"],
+                from_env=s3["from_env"] if not s3["access_key_id"] else None,
+            )
+        else:
+            out[prefix] = None
+    return ic.containers_credentials(out)
