@@ -9,9 +9,11 @@ venv="${ZARRFS_VENV:-$repo/.venv}"
 # desktop-file-utils: the tests validate the desktop entry `zarrfs desktop install` writes.
 apt_packages=(python3 python3-venv python3-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
               libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
-              netcdf-bin desktop-file-utils nodejs npm)
+              netcdf-bin desktop-file-utils)
 # netcdf-bin: ncgen/nccopy write the NCZarr stores of the tests; desktop-file-utils: the desktop
-# entry's tests validate it; nodejs, npm: Azurite, the Azure Blob Storage emulator of the tests
+# entry's tests validate it
+# nodejs, npm: Azurite, the Azure Blob Storage emulator of the tests (where no node is on PATH)
+command -v npm >/dev/null 2>&1 || apt_packages+=(nodejs npm)
 missing=()
 for p in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
