@@ -77,11 +77,13 @@ class Mounts:
     def mount(self, url: str, storage_options: dict) -> Path:
         """Mount ``url`` read-only in a new temporary folder (blocks until live: background)."""
         point = Path(tempfile.mkdtemp(prefix="zarrfs-view-"))
-        flags = []
-        for key, value in storage_options.items():
-            flags += ["-O", f"{key}={json.dumps(value)}"]
-        command = [sys.executable, "-m", "zarrfs.cli", "mount", url, str(point), *flags]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=MOUNT_TIMEOUT)
+        command = [sys.executable, "-m", "zarrfs.cli", "mount", url, str(point)]
+        # storage options (credentials) never on a command line, which `ps` shows to every
+        # user: in the environment the mount reads them from (zarrfs/fuse/cli.py)
+        env = {**os.environ, "ZARRFS_MOUNT_STORAGE_OPTIONS": json.dumps(storage_options)}
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=MOUNT_TIMEOUT, env=env
+        )
         if result.returncode != 0:
             point.rmdir()
             raise OSError(f"cannot mount {url}: {result.stderr.strip() or result.returncode}")

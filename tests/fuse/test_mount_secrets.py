@@ -110,3 +110,43 @@ def test_hide_secrets_rewrites_what_proc_shows(tmp_path, zarr_writer):
     finally:
         process.wait(timeout=30)
     assert b"secret=***" in line and secret.encode() not in line
+
+
+def test_the_viewer_mounts_with_secrets_out_of_every_command_line(s3_server, s3_store, zarr_writer):
+    """The viewer's "Open as a file" mounts in a subprocess: its storage options go through
+    the environment (readable by the owner only), never on that command line."""
+    from viewer import open_as_file
+
+    data = np.arange(24, dtype="<i4").reshape(4, 6)
+    url, options = s3_store(zarr_writer(data, chunks=(2, 3)).root)
+    secret = "zarrfs-test-" + secrets.token_hex(12)
+    options = {**options, "secret": secret}
+    commands: list[list[str]] = []
+    run = subprocess.run
+
+    def watched(command, **kwargs):  # the real subprocess.run, its command line noted
+        commands.append(list(command))
+        return run(command, **kwargs)
+
+    mounts = open_as_file.Mounts()
+    try:
+        open_as_file.subprocess.run = watched
+        point = mounts.mount(url, options)
+        np.testing.assert_array_equal(np.load(point / "array" / "data.npy"), data)
+        lines = _command_lines()
+        assert not [pid for pid, line in lines.items() if secret.encode() in line]
+    finally:
+        open_as_file.subprocess.run = run
+        mounts.unmount_all()
+    assert commands and not [c for c in commands if any(secret in part for part in c)]
+
+
+def test_options_handed_over_in_the_environment_must_be_an_object(tmp_path, zarr_writer):
+    written = zarr_writer(np.arange(4, dtype="u1"))
+    point = tmp_path / "mnt"
+    point.mkdir()
+    for text, words in (("[1]", "must hold a JSON object"), ("{bad", "is not JSON")):
+        env = {**os.environ, "ZARRFS_MOUNT_STORAGE_OPTIONS": text}
+        command = zarrfs_command("mount", str(written.root), str(point))
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60)
+        assert result.returncode == 2 and words in result.stderr

@@ -8,11 +8,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
 from zarrfs.storage_options import common_parser, from_args
 
 from .options import option_names
+
+#: storage options (a JSON object) that a program starting a mount hands over out of sight of
+#: ``ps``: a process's environment is readable by its owner only, its command line by every
+#: user. The viewer's "Open as a file" mounts so; the command line's flags win over it.
+STORAGE_OPTIONS_ENV = "ZARRFS_MOUNT_STORAGE_OPTIONS"
 
 
 def add_parsers(subparsers, common: argparse.ArgumentParser) -> None:
@@ -57,9 +64,8 @@ def run_mount(args: argparse.Namespace) -> int:
 
     try:
         # both ways storage options come (flags, -o), merged once, here
-        options, storage = mount_storage_options(
-            parse_mount_options(args.mount_options), from_args(args)
-        )
+        given = {**_handed_over(), **from_args(args)}
+        options, storage = mount_storage_options(parse_mount_options(args.mount_options), given)
     except ValueError as error:  # a mount option or a storage option (StorageOptionError)
         print(f"zarrfs mount: {error}", file=sys.stderr)
         return 2
@@ -71,6 +77,21 @@ def run_mount(args: argparse.Namespace) -> int:
         foreground=args.foreground,
         log_file=args.log_file,
     )
+
+
+def _handed_over() -> dict:
+    """The storage options in :data:`STORAGE_OPTIONS_ENV` (taken out of the environment, so
+    the daemon does not keep them there), or none."""
+    text = os.environ.pop(STORAGE_OPTIONS_ENV, "")
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{STORAGE_OPTIONS_ENV} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{STORAGE_OPTIONS_ENV} must hold a JSON object, not {text[:40]!r}")
+    return value
 
 
 def run_unmount(args: argparse.Namespace) -> int:
