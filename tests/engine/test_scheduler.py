@@ -271,3 +271,20 @@ def test_a_waiting_caller_never_gets_ahead_of_more_urgent_work():
     finally:
         release.set()
         pool.close()
+
+
+def test_one_read_decodes_on_threads_chosen_from_the_work(threads, monkeypatch):
+    """A read decodes on at most the CPUs the process may use, and on fewer for small chunks,
+    whose Python holds the GIL about as long as their codec runs: a bigger pool never puts
+    one read on more threads (no convoy on the GIL)."""
+    monkeypatch.setattr(scheduler, "_usable_cpus", 2)
+    scheduler.set_threads(decode=16)
+    assert scheduler.decode_workers() == 16
+    assert scheduler.decode_parallelism(4 << 10) == 1  # 4 KiB chunks: one thread
+    assert scheduler.decode_parallelism(32 << 10) == 2
+    assert scheduler.decode_parallelism(512 << 10) == 2  # not 16: two CPUs
+    monkeypatch.setattr(scheduler, "_usable_cpus", 64)
+    assert scheduler.decode_parallelism(512 << 10) == 16  # 1 + 512 / 32 = 17, 16 workers
+    assert scheduler.decode_parallelism(64 << 10) == 3
+    scheduler.set_threads(decode=1)
+    assert scheduler.decode_parallelism(512 << 10) == 1

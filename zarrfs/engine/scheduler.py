@@ -202,10 +202,15 @@ def decode_parallelism(chunk_nbytes: int) -> int:
     without it, so threads past ``1 + chunk_nbytes / GIL_BYTES`` only queue for the GIL (on
     16 CPUs a plane of 32 KiB chunks took twice as long on 16 threads as on one). More
     workers than that serve other reads at the same time, and sync stores that block."""
-    cpus = len(_cpus()) or os.cpu_count() or 1
-    quota = _cpu_quota()
-    cpus = min(cpus, quota) if quota else cpus
-    return max(1, min(decode_workers(), cpus, 1 + chunk_nbytes // GIL_BYTES))
+    global _usable_cpus
+    if _usable_cpus is None:  # asked once (the quota is a file to read), again after fork()
+        quota = _cpu_quota()
+        cpus = len(_cpus()) or os.cpu_count() or 1
+        _usable_cpus = min(cpus, quota) if quota else cpus
+    return max(1, min(decode_workers(), _usable_cpus, 1 + chunk_nbytes // GIL_BYTES))
+
+
+_usable_cpus: int | None = None
 
 
 def decode_workers() -> int:
@@ -310,9 +315,9 @@ def cancel_all() -> None:
 
 
 def _after_fork_in_child() -> None:
-    global _lock, _cpu_list, _tokens, _tokens_lock, _all_cancelled
+    global _lock, _cpu_list, _usable_cpus, _tokens, _tokens_lock, _all_cancelled
     _lock = threading.Lock()
-    _cpu_list = None
+    _cpu_list = _usable_cpus = None
     _pools.clear()
     _tokens, _tokens_lock, _all_cancelled = weakref.WeakSet(), threading.Lock(), False
 
