@@ -48,14 +48,14 @@ def write_latlon(path: Path, lat: np.ndarray, lon: np.ndarray, zarr_format: int 
     return path
 
 
-def write_lcc(path: Path, wkt: str | None = None) -> Path:
+def write_lcc(path: Path, wkt: str | None = None, key: str = "crs_wkt") -> Path:
     """``tas`` (y, x) on a Lambert conformal grid with a ``grid_mapping`` variable (CF
-    parameters; ``crs_wkt`` too when ``wkt`` is given), x/y in metres, 25 km cells."""
+    parameters; ``wkt`` too, under ``key``, when given), x/y in metres, 25 km cells."""
     import xarray as xr
 
     x = -500_000.0 + 25_000.0 * np.arange(40)
     y = 400_000.0 - 25_000.0 * np.arange(30)  # north up
-    attrs = dict(LCC) if wkt is None else {**LCC, "crs_wkt": wkt}
+    attrs = dict(LCC) if wkt is None else {**LCC, key: wkt}
     ds = xr.Dataset(
         {
             "tas": (

@@ -116,6 +116,20 @@ def test_grid_mapping_crs_wkt_with_an_epsg_code(tmp_path):
         assert f.crs.to_epsg() == 3035  # crs_wkt wins over the parameters
 
 
+def test_spatial_ref_without_an_epsg_code_travels_as_wkt(tmp_path):
+    """rioxarray's ``spatial_ref``: a WKT with no EPSG code reaches GDAL whole."""
+    from rasterio.crs import CRS
+
+    proj4 = "+proj=laea +lat_0=52 +lon_0=10 +x_0=4321000 +y_0=3210000 +ellps=GRS80 +units=m"
+    url = write_lcc(tmp_path / "sr.zarr", wkt=CRS.from_proj4(proj4).to_wkt(), key="spatial_ref")
+    out = tmp_path / "sr.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        proj = f.crs.to_dict()
+        assert proj["proj"] == "laea" and (proj["lat_0"], proj["lon_0"]) == (52, 10)
+        assert (proj["x_0"], proj["y_0"]) == (4321000, 3210000)
+
+
 def test_a_store_written_by_gdal(tmp_path, capsys):
     url = tmp_path / "utm.zarr"
     data = write_gdal(url, 32631, (500_000.0, 4_600_000.0), 100.0)

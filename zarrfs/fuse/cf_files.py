@@ -43,8 +43,9 @@ def decoded_variable(array):
 
 
 class DecodedBytesFile(ArrayBytesFile):
-    """A ``.npy`` of decoded values: elements ``[start, start + count)`` of the C-order array,
-    decoded. No read-ahead windows: those hold the stored values."""
+    """A ``.npy`` (or, with a TIFF ``header``, a ``.cf.tif``) of decoded values: elements
+    ``[start, start + count)`` of the C-order array, decoded. No read-ahead windows: those hold
+    the stored values."""
 
     def __init__(self, array, var, start: int, count: int, shape: tuple, stats, header=None):
         header = npy_header(var.decoded_dtype, shape) if header is None else header
@@ -80,7 +81,9 @@ def array_files(context, array, describer) -> dict:
         return {}
     shape = tuple(array.shape)
     files = {"data.cf.npy": DecodedBytesFile(array, var, 0, array.size, shape, context.stats)}
-    header = _tiff_header(var, shape, describer.plane_tags((), decoded=True))
+    header = None
+    if len(shape) == 2:
+        header = _tiff_header(var, shape, describer.plane_tags((), decoded=True))
     if header is not None:
         files["data.cf.tif"] = DecodedBytesFile(
             array, var, 0, array.size, shape, context.stats, header

@@ -5,7 +5,8 @@ active channel of that plane (``omero`` ``active``) scaled by its window and tin
 colour, added (``engine.blend``, the viewer's composite). A channel without an ``omero`` window
 gets ``engine.auto_window`` of its values in that plane. The file is an uncompressed RGB TIFF
 laid out like the other plane files (``tiff.tiff_layout``, calibrated like them:
-``tiff_meta.calibration_tags``), so its size is exact before any data is read; the pixels are rendered, all at once, when it is opened.
+``tiff_meta.calibration_tags``, with the names of the channels it blends), so its size is
+exact before any data is read; the pixels are rendered, all at once, when it is opened.
 """
 
 from __future__ import annotations
