@@ -47,6 +47,7 @@ def read_all(handle, size: int, step: int) -> bytes:
     return b"".join(parts)
 
 
+@pytest.mark.usefixtures("python_pipeline")  # counts the pipeline's decoded chunks
 def test_sequential_reads_decode_each_chunk_once(written):
     array, data = written
     file = npy_file(array, prefetch=4 << 20)  # 1 MiB windows: the file spans three

@@ -337,9 +337,9 @@ class Array(Node):
             out = self._empty(out_shape(dims))
         requests = self._reader.plan(dims, streaming=on_chunk is not None)
         token = scheduler.CancelToken()
-        fast = self._native
 
         def work():
+            fast = self._native  # here: its first use may walk a directory (not the GUI's)
             todo = requests
             if fast is not None and on_chunk is not None:
                 todo = fast.read_chunks(requests, out, token, on_chunk, _loaded, keep=True)
