@@ -178,22 +178,34 @@ class Landing:
                 blender=_blender(),
             )
 
+    def place(self, tile: Tile, selection: tuple) -> tuple[slice, slice, slice | None]:
+        """Where a chunk's part ``selection`` of a tile's read buffer lies in the buffers:
+        (rows, cols, and for a composite its channels)."""
+        selection = tuple(selection)
+        if self.channels is None:
+            first, second = selection[-2], selection[-1]
+            if self.y_axis > self.x_axis:  # the tile's axes in array order: columns first
+                first, second = second, first
+            return _shift(tile.out_rows, first), _shift(tile.out_cols, second), None
+        axes = sorted((self.channels.axis, self.y_axis, self.x_axis))
+        c, y, x = (axes.index(a) for a in (self.channels.axis, self.y_axis, self.x_axis))
+        return (
+            _shift(tile.out_rows, selection[y]),
+            _shift(tile.out_cols, selection[x]),
+            selection[c],
+        )
+
     def _region(self, tile: Tile, out: np.ndarray, selection: tuple):
         """(rows, cols, channels, values) in the buffers, of a chunk's part of a tile."""
-        selection = tuple(selection)
-        block = out[selection]
+        rows, cols, channel = self.place(tile, selection)
+        block = out[tuple(selection)]
         if self.channels is None:
             if block.ndim != 2:  # a plane of a single element per row or column
                 block = block.reshape(block.shape[-2:])
-            first, second = selection[-2], selection[-1]
-            if self.y_axis > self.x_axis:  # the tile's axes in array order: columns first
-                first, second, block = second, first, block.T
-            return _shift(tile.out_rows, first), _shift(tile.out_cols, second), None, block
+            return rows, cols, None, block.T if self.y_axis > self.x_axis else block
         axes = sorted((self.channels.axis, self.y_axis, self.x_axis))
-        c, y, x = (axes.index(a) for a in (self.channels.axis, self.y_axis, self.x_axis))
-        block = np.moveaxis(block, [c, y], [0, 1])
-        rows, cols = _shift(tile.out_rows, selection[y]), _shift(tile.out_cols, selection[x])
-        return rows, cols, selection[c], block
+        c, y = axes.index(self.channels.axis), axes.index(self.y_axis)
+        return rows, cols, channel, np.moveaxis(block, [c, y], [0, 1])
 
     # -- whole-buffer jobs (their own worker) ----------------------------------------------------
 

@@ -394,40 +394,16 @@ class PlaneController(QObject):
 
     def _tile_done(self, index: int) -> None:
         """A tile whose chunks have all reported: its pixels hold their values (but those of
-        failed chunks), for the readout and the contrast."""
+        failed chunks: never written, never to be taken for data), for the readout and the
+        contrast."""
         request = self.request
         if index >= len(request.tiles) or self.loader.tile_open(index):
             return
         tile = request.tiles[index]
-        rows, cols = tile.out_rows, tile.out_cols
-        good = self._good(index)
-        self.loaded[rows, cols] = True if good is None else good
-
-    def _good(self, index: int) -> np.ndarray | None:
-        """Which pixels of a tile hold decoded data (None: all): a failed chunk's part of the
-        read buffer was never written, and must not be drawn as if it were data."""
-        regions = self.loader.failed_regions.get(index)
-        if not regions:
-            return None
-        request, tile = self.request, self.request.tiles[index]
-        good = np.ones(
-            (tile.out_rows.stop - tile.out_rows.start, tile.out_cols.stop - tile.out_cols.start),
-            dtype=bool,
-        )
-        for selection in regions:
-            selection = tuple(selection)
-            if self.composite:
-                axes = sorted((self.channels.axis, request.y_axis, request.x_axis))
-                rows, cols = (
-                    selection[axes.index(request.y_axis)],
-                    selection[axes.index(request.x_axis)],
-                )
-            else:
-                rows, cols = selection[-2], selection[-1]
-                if request.y_axis > request.x_axis:
-                    rows, cols = cols, rows
-            good[rows, cols] = False
-        return good
+        self.loaded[tile.out_rows, tile.out_cols] = True
+        for selection in self.loader.failed_regions.get(index, ()):
+            rows, cols, _ = self.landing.place(tile, selection)
+            self.loaded[rows, cols] = False
 
     def redraw(self) -> None:
         """Draw the plane again now (the contrast, a channel's window or colour changed)."""

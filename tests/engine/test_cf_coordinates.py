@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,30 @@ def test_auxiliary_coordinates_and_broken_siblings(tmp_path):
     group = engine.open(str(tmp_path / "aux.zarr"), consolidated=False)
     assert group["bad"].kind == "broken"
     assert cf.coordinate_names(group.members()) == {"lat2d": "auxiliary", "y": "dimension"}
+
+
+def test_auxiliary_arrays_of_a_variable(tmp_path):
+    """The arrays a variable's ``coordinates`` attribute names, over its dimensions: not a
+    name that is absent or broken, nor one over a dimension the variable lacks."""
+    ds = xr.Dataset(
+        {
+            "tas": (("y", "x"), np.zeros((3, 4))),
+            "other": (("z",), np.zeros(5)),
+        },
+        coords={"lat2d": (("y", "x"), np.ones((3, 4))), "xs": (("x",), np.arange(4.0))},
+    )
+    ds.to_zarr(tmp_path / "aux.zarr", zarr_format=2, consolidated=False)
+    attrs_path = tmp_path / "aux.zarr" / "tas" / ".zattrs"
+    attrs = json.loads(attrs_path.read_text())
+    attrs["coordinates"] = "lat2d xs nowhere bad other"
+    attrs_path.write_text(json.dumps(attrs))
+    (tmp_path / "aux.zarr" / "bad").mkdir()
+    (tmp_path / "aux.zarr" / "bad" / ".zarray").write_text("{not json")
+    group = engine.open(str(tmp_path / "aux.zarr"), consolidated=False)
+    found = cf.auxiliary_arrays(group, group["tas"])
+    assert sorted(found) == ["lat2d", "xs"]
+    assert found["lat2d"].shape == (3, 4) and found["xs"].dimension_names == ("x",)
+    assert cf.auxiliary_arrays(group, group["other"]) == {}
 
 
 @pytest.mark.skipif(not netcdf_tools(), reason="needs ncgen and nccopy (netcdf-bin)")
