@@ -133,7 +133,7 @@ def test_an_unknown_profile_is_a_clear_error(endpoint):
         ("gcs", {"token": "/k.json", "project": "p"}, {"application_credentials": "/k.json"}, {}),
         (
             "azure",
-            {"sas_token": "sv=1", "account_name": "a"},
+            {"sas_token": "?sv=1", "account_name": "a"},
             {"sas_key": "sv=1", "account_name": "a"},
             {},
         ),
