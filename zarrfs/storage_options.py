@@ -270,6 +270,8 @@ def obstore_options(service: str, options: dict) -> tuple[dict, dict, str | None
             )
         else:
             config[key] = _config_value(value)
+    if isinstance(config.get("sas_key"), str):  # as the portal copies it, with its "?"
+        config["sas_key"] = config["sas_key"].lstrip("?")
     endpoint = config.get("endpoint")
     if isinstance(endpoint, str) and endpoint.startswith("http://"):
         client.setdefault("allow_http", "true")

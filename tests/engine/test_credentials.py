@@ -133,7 +133,7 @@ def test_an_unknown_profile_is_a_clear_error(endpoint):
         ("gcs", {"token": "/k.json", "project": "p"}, {"application_credentials": "/k.json"}, {}),
         (
             "azure",
-            {"sas_token": "sv=1", "account_name": "a"},
+            {"sas_token": "?sv=1", "account_name": "a"},
             {"sas_key": "sv=1", "account_name": "a"},
             {},
         ),
@@ -201,3 +201,30 @@ def test_an_aws_bucket_without_a_region_asks_aws_for_it(endpoint, monkeypatch):
     finally:
         aws.shutdown()
         aws.server_close()
+
+
+@pytest.mark.parametrize(
+    ("url", "service", "prefix"),
+    [
+        ("gs://bucket/a/b.zarr", "gcs", "a/b.zarr"),
+        ("gcs://bucket/a", "gcs", "a"),
+        ("s3a://bucket/x/", "s3", "x"),
+        ("abfs://container/p/q", "azure", "p/q"),
+        ("https://acct.blob.core.windows.net/container/p%20q", "azure", "p q"),
+    ],
+)
+def test_urls_open_without_a_request(url, service, prefix):
+    """Opening asks nothing of the network (anonymous, no region to find: an endpoint or
+    a region is given); the store's path in its bucket or container is its keys' prefix."""
+    from zarrfs.engine.store import Store
+
+    options = {"anon": True}
+    if service == "s3":
+        options["client_kwargs"] = {"region_name": "eu-west-1"}
+    if service == "azure" and url.startswith("abfs"):
+        options["account_name"] = "acct"
+    store = Store.from_url(url, **options)
+    assert store.objects is not None and store.objects.service == service
+    assert (
+        store.objects.prefix == prefix and store.objects.key("zarr.json") == f"{prefix}/zarr.json"
+    )

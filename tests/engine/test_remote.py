@@ -486,3 +486,32 @@ def test_without_obstore_fsspec_reads_what_it_can(http_server, volume, monkeypat
     np.testing.assert_array_equal(zarrfs.open(server.url + "/plain")[1], data[1])
     with pytest.raises(engine.StoreError, match=r"zarrfs\[remote\]"):
         Store.from_url("az://container/x", account_name="a")
+
+
+def test_a_child_forked_after_obstore_started_fails_instead_of_hanging(http_server, volume):
+    """obstore's Rust threads do not survive fork(): a read in the child is a clear error,
+    never a wait without end (the mount forks before any request, so it never meets this)."""
+    import os
+
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    np.testing.assert_array_equal(arr[0], data[0])  # the runtime runs in this process
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            engine.clear_caches()
+            zarrfs.open(server.url + "/plain")[1]
+            os.write(write_end, b"read")
+        except engine.StoreError as exc:
+            os.write(write_end, f"error {exc}".encode()[:4000])
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            answer = pipe.read()
+    finally:
+        os.waitpid(pid, 0)
+    assert answer.startswith(b"error") and b"forked" in answer, answer

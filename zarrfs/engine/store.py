@@ -1,17 +1,19 @@
 """Key/value access to a Zarr store through obstore or fsspec, and nothing else.
 
-A :class:`Store` is a transport plus a root: obstore (``store_obstore``) for S3, GCS, Azure and
-HTTP(S), fsspec for every other protocol and chain, for listings of plain web servers, and
-for every store with ``-O transport=fsspec`` / ``ZARRFS_TRANSPORT=fsspec``. It knows three reads (whole objects, byte ranges,
-listings) and turns every outcome into one of two things: a value (``None`` means the object is
-absent, a narrow set of not-found errors) or a :class:`StoreError` chained to its cause. It never
-issues a HEAD on the read path: whole objects are a plain GET, suffix ranges (a shard index at the
-end) a ``Range: bytes=-N``.
+A :class:`Store` is a transport plus a root: obstore (``store_obstore``) for S3, GCS, Azure
+and HTTP(S); fsspec for every other protocol and chain, for a plain web server's listings, and
+for every store with ``-O transport=fsspec`` / ``ZARRFS_TRANSPORT=fsspec``. It knows three
+reads (whole objects, byte ranges, listings) and turns every outcome into one of two things: a
+value (``None`` means the object is absent, a narrow set of not-found errors) or a
+:class:`StoreError` chained to its cause. It never issues a HEAD on the read path (but for a
+shard index on Azure, which takes no suffix range): whole objects are one GET, suffix ranges (a
+shard index at the end) a ``Range: bytes=-N``.
 
-Remote stores (obstore, or fsspec's async filesystems) get every request of a batch in flight at
-once on fsspec's event loop (``store_async``), and :meth:`Store.stream` hands results over as they land; sync ones
-(local, zip, memory) are read by the caller, which the reader spreads over the thread pool. Each
-request that fails transiently is retried on its own, a bounded number of times.
+Remote stores (obstore, or fsspec's async filesystems) get every request of a batch in flight
+at once on fsspec's event loop (``store_async``), and :meth:`Store.stream` hands results over
+as they land; sync ones (local, zip, memory) are read by the caller, which the reader spreads
+over the thread pool. Each request that fails transiently is retried on its own, a bounded
+number of times.
 
 Around it: ``store_request`` (what a read asks), ``store_faults`` (what a failure means, retries),
 ``transport_defaults`` (timeouts and pools), ``store_urls`` (URLs below a store), ``confine``

@@ -60,6 +60,9 @@ _ENV_PREFIXES = ("AWS_", "AZURE_", "GOOGLE_")
 _SHARED: dict[str, object] = {}
 _SHARED_LOCK = threading.Lock()
 os.register_at_fork(after_in_child=_SHARED.clear)
+#: the process whose requests started obstore's Rust runtime: a forked child inherits the
+#: runtime without its threads, where a request would never be answered
+_RUNTIME_PID: int | None = None
 #: the end of the range that asks for a whole object (RFC 9110: an end past the object's
 #: is its end)
 _PAST_ANY_END = 2**62
@@ -148,6 +151,15 @@ class Objects:
         (the store's concern). A server that ignores ranges fails such a request once
         (:class:`~.store_faults.RangeIgnored`, retried at once): from then on its objects are
         read whole, and the store slices the ranges it asked."""
+        global _RUNTIME_PID
+        if _RUNTIME_PID != os.getpid():
+            if _RUNTIME_PID is not None:  # forked after obstore's threads started: none here
+                raise RuntimeError(
+                    "obstore's runtime was started before this process was forked; read "
+                    "remote stores in a process that did not inherit it (multiprocessing "
+                    "'spawn' or 'forkserver')"
+                )
+            _RUNTIME_PID = os.getpid()
         if self.prefix:
             key = f"{self.prefix}/{key}"
         if not self.ranges:
