@@ -178,6 +178,7 @@ class ImageView(QWidget):
         self.pixels_check = QCheckBox("Pixels")
         self.pixels_check.setToolTip("Tick the axes in pixels, not in the image's units (µm)")
         self.pixels_check.toggled.connect(self.image_axes.set_pixels)
+        self.pixels_check.setVisible(False)  # shown for images with pixel sizes
         self.reset_button = QPushButton("Fit")
         self.reset_button.clicked.connect(self.fit)
 
@@ -279,9 +280,7 @@ class ImageView(QWidget):
         self.axes.set_step_labels(coordinates.step_labels(channels, self.physical, shape))
         self._image, self._image_group = image, image_group
         alone = label_alone.is_label_image(image, dtype)
-        self.image_item.setOpacity(
-            0.0 if alone else 1.0
-        )  # a label image alone: the overlay draws it
+        self.image_item.setOpacity(0.0 if alone else 1.0)  # alone, the overlay draws it
         self.labels.set_source(label_alone.source(image_group, node, image) if alone else None)
         self._labels_style(*((1.0, False) if alone else self.labels_panel.style()))
         self.labels_panel.set_names(image.labels if image is not None and image_group else ())
