@@ -301,3 +301,18 @@ def test_an_output_of_another_dtype_is_cast_as_numpy_casts(tmp_path):
     out = np.zeros((10, 10), "u1")
     arr.read(..., out=out)
     np.testing.assert_array_equal(out, data.astype("u1"))  # wraps, as NumPy's assignment does
+
+
+def test_chunks_touched_by_arithmetic_is_the_planners_count():
+    from zarrfs.engine.planner import count_chunks, normalize_selection
+
+    rng = np.random.default_rng(7)
+    for _ in range(3000):
+        shape = tuple(int(n) for n in rng.integers(1, 40, rng.integers(0, 4)))
+        chunks = tuple(int(c) for c in rng.integers(1, 10, len(shape)))
+        sel = tuple(
+            slice(int(rng.integers(-n - 2, n + 2)), int(rng.integers(-n - 2, n + 2)), step)
+            for n, step in zip(shape, rng.choice([1, 1, 2, 3, -1, -2], len(shape)), strict=True)
+        )
+        dims = normalize_selection(sel, shape)
+        assert native._chunks_touched(dims, chunks) == count_chunks(dims, chunks)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import queue
 import threading
@@ -251,7 +252,7 @@ class NativeArray:
         for f in futures:
             if f.exception() is not None:  # every write ends before the Python path's
                 return self._failed(f.exception(), futures)
-        chunks = sum(count_chunks(dims, self.chunk_shape) for dims, _ in boxes)
+        chunks = sum(_chunks_touched(dims, self.chunk_shape) for dims, _ in boxes)
         stats.add(native_reads=1, native_chunks=chunks)
         return True
 
@@ -276,7 +277,7 @@ class NativeArray:
             future.result()
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
             return self._failed(exc)
-        stats.add(native_reads=1, native_chunks=count_chunks(dims, self.chunk_shape))
+        stats.add(native_reads=1, native_chunks=_chunks_touched(dims, self.chunk_shape))
         return True
 
     def read_chunks(
@@ -358,6 +359,17 @@ def _ts_index(dims: tuple[DimSelection, ...], out: np.ndarray) -> tuple[tuple, n
         flips.append(slice(None, None, -1) if d.reverse else slice(None))
     view = out[tuple(flips)] if any(f.step == -1 for f in flips) else out
     return tuple(index), view
+
+
+def _chunks_touched(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> int:
+    """How many chunks a selection touches: by arithmetic where every step is 1 (a window,
+    a plane: a read's Python time matters on this path), else by the planner."""
+    if any(d.step != 1 and d.count > 1 for d in dims):
+        return count_chunks(dims, chunk_shape)
+    return math.prod(
+        (d.stop - 1) // c - d.start // c + 1 if d.count else 0
+        for d, c in zip(dims, chunk_shape, strict=True)
+    )
 
 
 def _chunk_index(req: ChunkRequest, chunk_shape: tuple[int, ...]) -> tuple:
