@@ -19,6 +19,7 @@ again every 200 ms. Nothing is done on Python >= 3.12.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import gc
 import logging
@@ -104,3 +105,5 @@ def quiet_platform_notes() -> None:
             sys.stderr.write(message + "\n")
 
     previous = qInstallMessageHandler(handler)
+    # Qt's last messages come while the interpreter ends: Qt's own handler takes them then
+    atexit.register(qInstallMessageHandler, previous)

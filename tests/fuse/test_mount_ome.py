@@ -49,7 +49,15 @@ def test_composite_tif_is_the_channel_blend(ome_images, mount, version):
     written = ome_images("ome-zarr-py", version)
     mounted = mount(str(written.path), "composite")
     planes = mounted.path / "s0" / "planes"
-    assert sorted(p.name for p in planes.iterdir()) == ["c_0", "c_1", "c_2", "composite"]
+    assert sorted(p.name for p in planes.iterdir()) == [
+        "c_0",
+        "c_1",
+        "c_2",
+        "c_DAPI",  # channel folders are named by label too
+        "c_GFP",
+        "c_RFP",
+        "composite",
+    ]
     assert [p.name for p in sorted((planes / "composite").iterdir())] == [
         f"z_{z}.tif" for z in range(4)
     ]
