@@ -107,12 +107,13 @@ def plane_tiff(view) -> tuple[object, tuple[int, ...]]:
     """(level 0, the indices before the plane) of the plane on screen, for :func:`write_tiff`;
     ValueError when nothing is shown or the plane is not over the last two axes (the mount's
     plane files, which the TIFF equals, run over those)."""
-    controller, state = view.controller, view.state
-    if state is None or not controller.arrays:
+    shown = view.shown()
+    if shown is None:
         raise ValueError("no image to export")
+    state = shown.state
     if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
         raise ValueError("TIFF export runs over the last two axes, as the mount's plane files")
-    return controller.arrays[0], tuple(state.indices[:-2])
+    return shown.array, tuple(state.indices[:-2])
 
 
 def write_tiff(array, index: tuple[int, ...], path: str | Path) -> None:

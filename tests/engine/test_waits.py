@@ -13,6 +13,9 @@ import zarrfs
 import zarrfs.engine as engine
 from zarrfs.engine import cache, fetch, reader
 
+# the Python pipeline's chunk table: owners, waiters, settling (the native path keeps no table)
+pytestmark = pytest.mark.usefixtures("python_pipeline")
+
 
 class Injected(RuntimeError):
     """The failure a test puts into one stage of the owner's read."""

@@ -145,13 +145,3 @@ def partial_sharding(meta: ArrayMetadata) -> ShardingCodec | None:
     if isinstance(codec, ShardingCodec) and not chain.array_array and not chain.bytes_bytes:
         return codec
     return None
-
-
-def chunk_source(store: Store, path: str, meta: ArrayMetadata, identity: tuple) -> ChunkSource:
-    """The source for this array's layout."""
-    sharding = partial_sharding(meta)
-    if sharding is None:
-        return PlainChunks(store, path, meta, identity)
-    from .fetch_sharded import ShardedChunks
-
-    return ShardedChunks(store, path, meta, identity, sharding)

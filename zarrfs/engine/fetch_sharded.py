@@ -25,7 +25,7 @@ import numpy as np
 from . import cache
 from .coalesce import coalesce
 from .errors import ChunkDecodeError, ZarrfsError
-from .fetch import ChunkSource, Fetched, Request, fetched
+from .fetch import ChunkSource, Fetched, PlainChunks, Request, fetched, partial_sharding
 from .grid import grid_shape
 from .metadata import ArrayMetadata
 from .planner import DimSelection, ShardRequest, count_chunks, plan, plan_in_shard
@@ -264,3 +264,11 @@ class ShardedChunks(ChunkSource):
             if len(coords) == self._inner_count(self.shard_coords(coords[0])):
                 whole[key] = coords
         return self.indexes([k for k in by_shard if k not in whole], stop), whole
+
+
+def chunk_source(store: Store, path: str, meta: ArrayMetadata, identity: tuple) -> ChunkSource:
+    """The source for this array's layout: shards read partially, or one object a chunk."""
+    sharding = partial_sharding(meta)
+    if sharding is None:
+        return PlainChunks(store, path, meta, identity)
+    return ShardedChunks(store, path, meta, identity, sharding)

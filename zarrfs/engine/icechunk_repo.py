@@ -378,7 +378,8 @@ def open_url(url: str, consolidated: bool | None, storage_options: dict, *, requ
 
 def version_of(node) -> tuple[Repository, Version] | None:
     """The repository and version a node was opened from, or None (a plain Zarr store)."""
-    store = node._hierarchy.store
+    hierarchy = getattr(node, "_hierarchy", None)  # (a stand-in node has none)
+    store = getattr(hierarchy, "store", None)
     if isinstance(store, VersionStore):
         return store.repository, store.version
     return None

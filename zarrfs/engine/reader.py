@@ -44,7 +44,8 @@ from . import cache, scheduler, stats
 from .cache import ABANDONED, MISSING, ChunkResult, Entry, failed, loaded
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
-from .fetch import Fetched, Request, chunk_source
+from .fetch import Fetched, Request
+from .fetch_sharded import chunk_source
 from .metadata import ArrayMetadata, fill_array
 from .store import Store
 
