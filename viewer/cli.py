@@ -149,7 +149,7 @@ def run_view(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return app.run(
+    code = app.run(
         url,
         options,
         node=args.node,
@@ -161,6 +161,14 @@ def run_view(args: argparse.Namespace) -> int:
         opening=opening,
         look=ViewOptions(args.channels, args.labels, args.colormap, args.ortho),
     )
+    if args.screenshot:
+        # The picture is saved and every message printed: leave without the interpreter's
+        # teardown of Qt's and pyqtgraph's objects, which under load crashed (a segfault in a
+        # weakref callback: 2 runs in 12 at once) or hung, after the work was done.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

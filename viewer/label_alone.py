@@ -13,8 +13,6 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from .labels_overlay import LabelSource
-
 logger = logging.getLogger(__name__)
 
 
@@ -37,8 +35,13 @@ def labelled_image(root, group):
         return None
 
 
-def source(group, node, image) -> LabelSource:
+def source(group, node, image):
     """The array on screen as its own label overlay (every axis its own), named after its
     label group."""
     name = group.path.rsplit("/", 1)[-1] if group is not None and group.path else node.name
+    # (imported here: this module is imported by the store's early open, on a thread of its
+    # own, and labels_overlay imports pyqtgraph, whose import there deadlocked with the GUI
+    # thread making the QApplication)
+    from .labels_overlay import LabelSource
+
     return LabelSource(name, node, tuple(range(node.ndim)), image.image_label)
