@@ -420,7 +420,7 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
             if where.server is not None:
                 rec = where.server.records()
                 result.trips.setdefault(e.name, []).append((round_trips(rec), len(rec)))
-            if isinstance(e, ZarrfsPython):  # the pipeline's own counters
+            if type(e) is ZarrfsPython:  # the pipeline's own counters (not zarrfs@16's too)
                 result.zarrfs_stats.append(e.engine.stats())
     return result
 
