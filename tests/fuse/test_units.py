@@ -111,13 +111,19 @@ def test_rgb_tiff_layout_reads_back(shape):
     np.testing.assert_array_equal(np.asarray(image), values)
 
 
-def test_rgb_bigtiff_keeps_per_sample_tags_inline(tmp_path):
-    shape = (40_000, 40_000)  # 4.8 GB of RGB: a sparse file stands in for the pixels
-    layout_ = tiff_layout(np.dtype("u1"), shape, samples=3)
-    path = tmp_path / "big.tif"
+def _sparse_tiff(layout_, path):
+    """The TIFF of ``layout_`` at ``path``: its header, and a sparse file standing in for the
+    pixels."""
     with open(path, "wb") as file:
         file.write(layout_.prefix)
         file.truncate(layout_.size)
+    return path
+
+
+def test_rgb_bigtiff_keeps_per_sample_tags_inline(tmp_path):
+    shape = (40_000, 40_000)  # 4.8 GB of RGB: a sparse file stands in for the pixels
+    layout_ = tiff_layout(np.dtype("u1"), shape, samples=3)
+    path = _sparse_tiff(layout_, tmp_path / "big.tif")
     with tifffile.TiffFile(path) as tif:
         page = tif.pages[0]
         assert tif.is_bigtiff and page.shape == shape + (3,) and page.photometric == 2
@@ -128,10 +134,7 @@ def test_bigtiff_when_past_4_gib(tmp_path):
     shape = (70_000, 70_000)  # 4.9 GB of uint8: a sparse file stands in for the pixels
     layout_ = tiff_layout(np.dtype("u1"), shape)
     assert layout_.bigtiff and layout_.size == layout_.data_offset + 70_000 * 70_000
-    path = tmp_path / "big.tif"
-    with open(path, "wb") as file:
-        file.write(layout_.prefix)
-        file.truncate(layout_.size)
+    path = _sparse_tiff(layout_, tmp_path / "big.tif")
     with tifffile.TiffFile(path) as tif:
         page = tif.pages[0]
         assert tif.is_bigtiff and page.shape == shape and page.dtype == np.uint8
@@ -152,10 +155,7 @@ def test_extra_tags_read_back_in_tifffile(tmp_path, shape):
         Tag(50838, LONG, np.array([4, 6], "=u4").tobytes()),
     )
     layout_ = tiff_layout(np.dtype("u2"), shape, tags=tags)
-    path = tmp_path / "t.tif"
-    with open(path, "wb") as file:
-        file.write(layout_.prefix)
-        file.truncate(layout_.size)
+    path = _sparse_tiff(layout_, tmp_path / "t.tif")
     with tifffile.TiffFile(path) as tif:
         page = tif.pages[0]
         assert tif.is_bigtiff == layout_.bigtiff and page.shape == shape
