@@ -316,3 +316,62 @@ def test_chunks_touched_by_arithmetic_is_the_planners_count():
         )
         dims = normalize_selection(sel, shape)
         assert native._chunks_touched(dims, chunks) == count_chunks(dims, chunks)
+
+
+SELECTIONS = [
+    ...,
+    (),
+    3,
+    (3,),
+    (3, 5),
+    (3, 5, 7),
+    (slice(None), 5),
+    (slice(2, 5), slice(10, 70), slice(0, 33)),
+    (slice(2, 500), slice(60, 1000)),  # stops past the end clip, as NumPy's
+    (1, slice(None), slice(13, 14)),
+    (slice(5, 5),),  # empty
+    (slice(7, 2),),  # empty
+    (-1, slice(-20, None)),  # negative: the planner's rules
+    (slice(None, None, -1), slice(3, 60, 7)),  # steps, reversal
+    (Ellipsis, 4),
+    (np.int64(2), slice(1, 9)),  # NumPy integers
+    (slice(np.int64(1), np.int64(4)),),
+]
+
+
+@pytest.mark.parametrize("selection", SELECTIONS, ids=repr)
+def test_a_read_into_tensorstores_own_array_equals_numpys(tmp_path, selection, set_native):
+    """``array[sel]`` with no output given returns the array tensorstore allocated for
+    in-bounds integers and step-less slices, and the planner's answer for everything else:
+    always what NumPy gives for the same selection, as its own writable array."""
+    data = np.random.default_rng(5).integers(0, 60000, (6, 80, 50), dtype=np.uint16)
+    store = _write(tmp_path / "a.zarr", data, chunks=(2, 16, 16))
+    arr = engine.open(str(store))
+    assert arr.read_path.native
+    expected = data[selection]
+    got = arr[selection]
+    assert _bits(got) == _bits(expected)
+    if isinstance(got, np.ndarray) and got.size:
+        got[...] = 0  # the caller's own array: the next read is not changed by it
+        assert _bits(arr[selection]) == _bits(expected)
+    set_native(False)
+    assert _bits(engine.open(str(store))[selection]) == _bits(expected)
+
+
+def test_out_of_bounds_selections_raise_the_planners_error_on_the_native_path(tmp_path):
+    data = np.arange(60, dtype=np.int32).reshape(6, 10)
+    arr = engine.open(str(_write(tmp_path / "a.zarr", data, chunks=(3, 5))))
+    assert arr.read_path.native
+    for bad in [(6,), (0, 10), (slice(None), slice(None), 0), (1.5,)]:
+        with pytest.raises(engine.SelectionError):
+            arr[bad]
+
+
+def test_direct_reads_count_the_chunks_they_touch(tmp_path):
+    data = np.arange(6 * 80 * 50, dtype=np.uint16).reshape(6, 80, 50)
+    arr = engine.open(str(_write(tmp_path / "a.zarr", data, chunks=(2, 16, 16))))
+    engine.reset_stats()
+    arr[3, 10:40, 0:50]  # chunks: 1 x 3 x 4
+    arr[0:6]  # 3 x 5 x 4
+    counted = engine.stats()
+    assert (counted["native_reads"], counted["native_chunks"]) == (2, 12 + 60)

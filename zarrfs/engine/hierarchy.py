@@ -289,13 +289,17 @@ class Array(Node):
             ) from exc
 
     def read(self, selection=..., out: np.ndarray | None = None) -> np.ndarray:
+        fast = self._native
+        if out is None and fast is not None:  # tensorstore's own array is the answer
+            result = fast.read_new(selection, self.shape, self.dtype)
+            if result is not None:
+                return result
         dims = normalize_selection(selection, self.shape)
         shape = out_shape(dims)
         if out is None:
             out = self._empty(shape)
         elif out.shape != shape:
             raise ValueError(f"out has shape {out.shape}, the selection {shape}")
-        fast = self._native
         if fast is None or not fast.read([(dims, out)], keep=False):
             self._reader.execute([(r, out) for r in self._reader.plan(dims)])
         return out

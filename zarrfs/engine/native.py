@@ -204,6 +204,8 @@ class NativeArray:
         self.chunk_shape = chunk_shape
         self._handles: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
+        #: the NumPy data type tensorstore reads the array as (set by the first handle)
+        self.dtype: np.dtype | None = None
 
     @classmethod
     def open(cls, store, path: str, meta, chunk_shape) -> tuple[NativeArray | None, Decision]:
@@ -225,8 +227,11 @@ class NativeArray:
         instead of filling it."""
         import tensorstore as ts
 
-        context, generation = _contexts.get(kind)
         name = f"{kind}-strict" if strict else kind
+        made = self._handles.get(name)  # every read asks: no lock where it is made already
+        if made is not None and made[0] == _contexts.generation:
+            return made[1]
+        context, generation = _contexts.get(kind)
         with self._lock:
             made = self._handles.get(name)
             if made is not None and made[0] == generation:
@@ -236,6 +241,7 @@ class NativeArray:
         opened = opened.result()
         with self._lock:
             self._handles[name] = (generation, opened)
+            self.dtype = opened.dtype.numpy_dtype
         return opened
 
     # ------------------------------------------------------------ reads
@@ -255,6 +261,27 @@ class NativeArray:
         chunks = sum(_chunks_touched(dims, self.chunk_shape) for dims, _ in boxes)
         stats.add(native_reads=1, native_chunks=chunks)
         return True
+
+    def read_new(self, selection, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+        """A selection of non-negative integers and step-less slices (what scripts and the
+        viewer ask; anything else is the planner's to normalise) read into an array
+        tensorstore allocates: no second buffer, no copy, and as little Python as a read can
+        have. None when the selection is not one of those, or tensorstore failed (the caller
+        reads it again on the Python pipeline)."""
+        direct = _direct_index(selection, shape, self.chunk_shape)
+        if direct is None or direct[2] * dtype.itemsize > _DIRECT_BYTES:
+            return None
+        index, chunks, _ = direct
+        try:
+            handle = self.handle("once")
+            if self.dtype != dtype:  # NumPy's casts are the Python path's
+                return None
+            result = handle[index].read().result()
+        except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
+            self._failed(exc)
+            return None
+        stats.add(native_reads=1, native_chunks=chunks)
+        return result
 
     def read_async(
         self,
@@ -326,8 +353,8 @@ class NativeArray:
         handle = self.handle("keep" if keep else "once")
         if out.dtype != handle.dtype.numpy_dtype:  # NumPy's casts are the Python path's
             raise TypeError(f"an output of {out.dtype}, not {handle.dtype.numpy_dtype}")
-        index, view = _ts_index(dims, out)
-        return _into(view, handle[index])
+        index, flips = _ts_index(dims)
+        return _into(out if flips is None else out[flips], handle[index])
 
     def _failed(self, exc: BaseException, futures=()) -> bool:
         """A failed native read, to be read again on the Python pipeline once every write of
@@ -346,9 +373,53 @@ def _into(view: np.ndarray, source):
     return ts.array(view, copy=False, write=True).write(source.translate_to[0])
 
 
-def _ts_index(dims: tuple[DimSelection, ...], out: np.ndarray) -> tuple[tuple, np.ndarray]:
-    """The tensorstore index of a normalised selection (ascending), and the output view it
-    fills (reversed along the dimensions a negative step reverses)."""
+def _direct_index(selection, shape: tuple[int, ...], chunk_shape: tuple[int, ...]):
+    """A selection of in-bounds non-negative integers and step-less slices, and ``...``
+    alone, as tensorstore's index (bounds explicit, clipped as NumPy clips them), how many
+    chunks and elements it touches; None for any other selection (negative indices, steps,
+    an empty or out-of-bounds one: the planner's rules and errors)."""
+    if selection is Ellipsis:
+        selection = ()
+    elif type(selection) is not tuple:
+        selection = (selection,)
+    if len(selection) > len(shape):
+        return None
+    index: list[int | slice] = []
+    chunks = elements = 1
+    for axis, n in enumerate(shape):
+        s = selection[axis] if axis < len(selection) else _ALL
+        kind = type(s)
+        if kind is int:
+            if not 0 <= s < n:
+                return None
+            index.append(s)
+            continue
+        if kind is not slice or s.step is not None:
+            return None
+        start = 0 if s.start is None else s.start
+        stop = n if s.stop is None else s.stop
+        if type(start) is not int or type(stop) is not int or start < 0 or stop < 0:
+            return None
+        stop = min(stop, n)
+        if stop <= start:
+            return None
+        c = chunk_shape[axis]
+        chunks *= (stop - 1) // c - start // c + 1
+        elements *= stop - start
+        index.append(slice(start, stop))
+    return tuple(index), chunks, elements
+
+
+_ALL = slice(None)
+#: the largest read made into an array tensorstore allocates: tensorstore ends the process
+#: when an allocation fails, so larger ones go into an array NumPy allocates (and a failure
+#: to allocate is a ReadTooLargeError)
+_DIRECT_BYTES = 64 << 20
+
+
+def _ts_index(dims: tuple[DimSelection, ...]) -> tuple[tuple, tuple | None]:
+    """The tensorstore index of a normalised selection (ascending), and the reversal of the
+    output along the dimensions a negative step reverses (None where there is none)."""
     index: list[int | slice] = []
     flips: list[slice] = []
     for d in dims:
@@ -357,8 +428,7 @@ def _ts_index(dims: tuple[DimSelection, ...], out: np.ndarray) -> tuple[tuple, n
             continue
         index.append(slice(d.start, d.stop, d.step))
         flips.append(slice(None, None, -1) if d.reverse else slice(None))
-    view = out[tuple(flips)] if any(f.step == -1 for f in flips) else out
-    return tuple(index), view
+    return tuple(index), (tuple(flips) if any(f.step == -1 for f in flips) else None)
 
 
 def _chunks_touched(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> int:

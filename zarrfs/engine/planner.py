@@ -14,7 +14,6 @@ import itertools
 import math
 import operator
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -22,11 +21,10 @@ import numpy as np
 from .errors import SelectionError
 
 
-@dataclass(frozen=True)
-class DimSelection:
+class DimSelection(NamedTuple):
     """One dimension of a selection, as ascending indices ``start, start+step, ...`` (count of
     them). ``drop``: an integer index (the dimension disappears); ``reverse``: the output runs
-    backwards (a negative step)."""
+    backwards (a negative step). A named tuple: every read makes one per dimension."""
 
     start: int
     step: int
@@ -74,9 +72,12 @@ def normalize_selection(selection, shape: tuple[int, ...]) -> tuple[DimSelection
 def _dim(sel, n: int, axis: int) -> DimSelection:
     if isinstance(sel, slice):
         try:
-            r = range(*sel.indices(n))
+            start, stop, step = sel.indices(n)
         except (TypeError, ValueError) as exc:
             raise SelectionError(f"invalid slice {sel!r} on axis {axis}: {exc}") from exc
+        if step == 1:  # the common case, without a range
+            return DimSelection(start, 1, stop - start) if stop > start else DimSelection(0, 1, 0)
+        r = range(start, stop, step)
         if len(r) == 0:
             return DimSelection(0, 1, 0)
         if r.step > 0:
