@@ -69,6 +69,20 @@ class Mount:
             args += ["-o", option]
         subprocess.run(args, check=True)
 
+    def daemon_peak_mb(self) -> float | None:
+        """The mount daemon's peak resident memory so far (VmHWM), MiB."""
+        for proc in Path("/proc").iterdir():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+                if b"mount" not in argv or str(self.path).encode() not in argv:
+                    continue
+                for line in (proc / "status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+            except OSError:
+                continue
+        return None
+
     def close(self) -> None:
         subprocess.run(["fusermount3", "-u", str(self.path)], check=False)
         deadline = time.monotonic() + 10
@@ -197,7 +211,7 @@ def main() -> int:
             ("cat data.npy (cold)", "cat"),
             ("numpy.load data.npy (cold)", "np"),
         ):
-            times = []
+            times, peaks = [], []
             for _ in range(args.repeats):
                 mounted = Mount(str(root), *args.options)
                 path = mounted.path / name / "data.npy"
@@ -219,9 +233,12 @@ def main() -> int:
                                 f"cat {path} > /dev/null", shell=True, check=True
                             )
                         )
+                    peaks.append(mounted.daemon_peak_mb())
                 finally:
                     mounted.close()
             value = statistics.median(times)
+            if None not in peaks:
+                report.append((f"  mount daemon's peak RSS ({command})", max(peaks), "MiB"))
             report.append(
                 (
                     label,

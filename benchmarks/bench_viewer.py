@@ -271,8 +271,9 @@ def main() -> int:
     local = data / "slider_4096.zarr"
     write_local(local, args.planes)
     slider = bench_slider(app, local, args.planes)
-    peak = rss_mb()
+    after_slider = rss_mb()
     storm = bench_event_storm(app, data / "sparse_100k.zarr")
+    after_storm = rss_mb()
     import bench_viewer_composite
 
     composite = bench_viewer_composite.run(app, data, args.latency)
@@ -287,6 +288,8 @@ def main() -> int:
             "baseline_rss_mb": round(baseline),
             "peak_rss_mb": round(peak),
             "peak_after_remote_plane_mb": round(after_first),
+            "peak_after_slider_mb": round(after_slider),
+            "peak_after_event_storm_mb": round(after_storm),
             "cache_budget_mb": args.cache_mb,
             "peak_over_baseline_mb": round(peak - baseline),
         },
