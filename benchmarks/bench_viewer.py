@@ -72,11 +72,50 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_first_pixels(app, latency: float) -> dict:
+class ServedElsewhere:
+    """The loopback HTTP server (tests/servers.py) in a child process, so its buffers are not
+    counted in this process's memory (the viewer's): ``source`` is a directory, or "big" for
+    :func:`big_array_source`. ``url`` and ``close()`` as the server's own."""
+
+    def __init__(self, source: str, latency: float):
+        import subprocess
+
+        self._child = subprocess.Popen(
+            [sys.executable, __file__, "--serve", str(source), str(latency)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.url = self._child.stdout.readline().strip()
+        if not self.url:
+            raise SystemExit(f"the server for {source} did not start")
+
+    def requests(self) -> int:
+        """How many requests the server has answered."""
+        self._child.stdin.write("requests\n")
+        self._child.stdin.flush()
+        return int(self._child.stdout.readline())
+
+    def close(self) -> None:
+        self._child.stdin.close()  # the child ends when its stdin does
+        self._child.wait(timeout=30)
+
+
+def _serve(source: str, latency: float) -> None:
     from tests.servers import HttpServer
+
+    server = HttpServer(big_array_source() if source == "big" else Path(source), latency=latency)
+    server.start()
+    print(server.url, flush=True)
+    for _line in sys.stdin:  # "requests": how many so far
+        print(sum(server.stats.requests.values()), flush=True)
+    server.close()
+
+
+def bench_first_pixels(app, latency: float) -> dict:
     from zarrfs.viewer.main_window import MainWindow
 
-    server = HttpServer(big_array_source(), latency=latency).start()
+    server = ServedElsewhere("big", latency)
     try:
         painted, exact, finished = [], [], []
         t0 = time.perf_counter()
@@ -109,14 +148,13 @@ def bench_first_pixels(app, latency: float) -> dict:
             if request
             else 0,
             "full_plane_s": finished[0] - t0 if finished else None,
-            "requests": server.stats.requests,
+            "requests": server.requests(),
             "tiles": len(request.tiles) if request else 0,
             "stride": request.geometry.sy if request else None,
             "image_shape": list(controller.display.shape)
             if controller.display is not None
             else None,
         }
-        result["requests"] = sum(result["requests"].values())
         result["store_opened_s"] = marks.get("opened", t0) - t0
         result["node_shown_s"] = marks.get("node_shown", t0) - t0
         window.close()
@@ -306,6 +344,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
+        _serve(sys.argv[2], float(sys.argv[3]))
+        raise SystemExit(0)
     if len(sys.argv) == 4 and sys.argv[1] == "--write-local":
         _write_local(Path(sys.argv[2]), int(sys.argv[3]))
         raise SystemExit(0)

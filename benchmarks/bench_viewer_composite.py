@@ -70,11 +70,12 @@ def write_image(path: Path) -> None:
 
 
 def first_pixels(app, path: Path, latency: float) -> dict:
-    from tests.servers import HttpServer
+    from bench_viewer import ServedElsewhere
+
     from zarrfs.viewer import early_open
     from zarrfs.viewer.main_window import MainWindow
 
-    server = HttpServer(path, latency=latency).start()
+    server = ServedElsewhere(path, latency)  # its memory is not the viewer's
     try:
         t0 = time.perf_counter()
         opening = early_open.start(server.url, {})  # as ``zarrfs view URL`` does
