@@ -371,14 +371,18 @@ def test_ctrl_c_while_the_daemon_opens_the_store_leaves_nothing_mounted(tmp_path
     """Ctrl-C on ``zarrfs mount`` (daemonizing) while the store answers slowly: the daemon
     stops too, and no mount appears later."""
     target, log_file = tmp_path / "mnt", tmp_path / "daemon.log"
-    stderr, process = signal_while_opening(
-        tmp_path, http_server, signal.SIGINT, "--log-file", str(log_file)
-    )
-    assert process.returncode == 130
-    assert "interrupted; not mounted" in stderr
-    assert "SIGTERM while mounting" in log_file.read_text()
-    time.sleep(5)  # past the store's answer: the daemon would have mounted by now
-    assert not is_mounted(str(target))
+    try:
+        stderr, process = signal_while_opening(
+            tmp_path, http_server, signal.SIGINT, "--log-file", str(log_file)
+        )
+        assert process.returncode == 130
+        assert "interrupted; not mounted" in stderr
+        assert "SIGTERM while mounting" in log_file.read_text()
+        time.sleep(5)  # past the store's answer: the daemon would have mounted by now
+        assert not is_mounted(str(target)), log_file.read_text()
+    finally:  # a failure leaves no mount behind
+        if is_mounted(str(target)):
+            subprocess.run(["fusermount3", "-uz", str(target)], check=False)
 
 
 def _alive(pid: int) -> bool:
