@@ -22,7 +22,10 @@ reads: one handle, untimed reads to fill the caches, then the timed repeats.
 Default reads (``default`` mode) are reads as users run them: every library in its default
 configuration (zarrfs with its default 512 MiB decoded-chunk cache, tensorstore with its default
 context, zarr-python as it comes), one fresh handle per case, and a different plane for every
-read (untimed ones included), so the cache grows as in a session and never hits.
+read (untimed ones included), so the cache grows as in a session and never hits; past the last
+plane every engine opens a fresh handle with an empty cache (a new session) and windows move
+16 elements, so a case may have more repeats than there are planes. Engines read in a new
+seeded order every repeat.
 
 Over HTTP a child process serves the data with a fixed latency per request (``_common``,
 ``--latency MS``); for every read it reports requests and round trips (waves of overlapping
@@ -41,6 +44,7 @@ import argparse
 import fnmatch
 import itertools
 import os
+import random
 import shutil
 import sys
 import time
@@ -154,9 +158,13 @@ def stored_bytes(path: Path) -> int:
 
 def selections(cfg: Config, k: int | None = None) -> dict[str, tuple]:
     """A plane, and a 256x256 window that straddles chunk (and shard) boundaries, of plane
-    ``k`` (default: the middle one)."""
+    ``k`` (default: the middle one). Past the last plane, ``k`` starts again at the first
+    with the window 16 elements up and left (straddling the same boundaries), and
+    :func:`run_case` opens every engine afresh: default mode reads every plane and window once
+    in a session, and times this short and noisy want more repeats than there are planes."""
     k = cfg.depth // 2 if k is None else k
-    w0 = cfg.side // 2 - 24
+    k, turn = k % cfg.depth, k // cfg.depth
+    w0 = cfg.side // 2 - 24 - 16 * turn
     return {
         "plane": (k, slice(None), slice(None)),
         "window": (k, slice(w0, w0 + 256), slice(w0, w0 + 256)),
@@ -261,6 +269,41 @@ class ZarrfsManyThreads(ZarrfsPython):
         return many
 
 
+class ZarrfsNativeManyThreads(Zarrfs):
+    """zarrfs as it comes (the native path) as with ``ZARRFS_DECODE_THREADS=16``: tensorstore
+    contexts of its own, whose copy concurrency is 16, swapped in around each of its reads with
+    the decode pool of 16 workers (the Python pipeline's part of a read, if any)."""
+
+    name = "zarrfs-native@16"
+    THREADS = 16
+    local_only = True  # the native path reads local stores
+
+    def __init__(self):
+        super().__init__()
+        from zarrfs.engine import native, scheduler
+
+        self.native, self.scheduler = native, scheduler
+        self.threads = scheduler.Threads(self.THREADS, None, False)
+        self.pools: dict = {}
+        self.contexts = native._Contexts()
+        self.contexts.generation = 1 << 30  # never a generation of the process's own
+
+    def open(self, location: str, mode: str) -> Callable[[tuple], np.ndarray]:
+        read = super().open(location, mode)
+        sched, native = self.scheduler, self.native
+
+        def many(sel):
+            saved = sched._threads, sched._pools, native._contexts
+            sched._threads, sched._pools = self.threads, self.pools
+            native._contexts = self.contexts
+            try:
+                return read(sel)
+            finally:
+                sched._threads, sched._pools, native._contexts = saved
+
+        return many
+
+
 class ZarrfsFsspec(Zarrfs):
     """zarrfs reading through fsspec (``-O transport=fsspec``), its transport before obstore."""
 
@@ -294,6 +337,7 @@ SHORT = {
     "zarrfs": "zarrfs",
     "zarrfs-py": "zf-py",
     "zarrfs@16": "zf@16",
+    "zarrfs-native@16": "zf-n@16",
     "tensorstore": "ts",
     "zarr-python": "zp",
     "zarrfs-fsspec": "zf-fsspec",
@@ -383,15 +427,17 @@ class Locations:
 
 def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
     result = Result(case)
-    engines = [e for e in engines if case.transport == "http" or not getattr(e, "http_only", 0)]
+    engines = [
+        e
+        for e in engines
+        if not getattr(e, "http_only" if case.transport != "http" else "local_only", False)
+    ]
     cold = case.mode == "cold"
     # warm and default: one handle each (warm: its caches filled by untimed reads); cold:
     # untimed reads on URLs never used again, so thread pools, HTTP connections and the
     # allocator have settled in
     kept = {} if cold else {e.name: e.open(where.fresh(case), case.mode) for e in engines}
     planes = itertools.count() if case.mode == "default" else itertools.repeat(None)
-    if case.mode == "default" and SETTLE_READS + cfg.repeats > cfg.depth:
-        raise SystemExit(f"default mode reads each plane once: more than {cfg.depth} reads")
 
     def reader(e):
         return kept[e.name] if not cold else e.open(where.fresh(case), case.mode)
@@ -400,10 +446,17 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
         sel = selections(cfg, next(planes))[case.selection]
         for e in engines:
             reader(e)(sel)
-    for rep in range(cfg.repeats):
-        sel = selections(cfg, next(planes))[case.selection]
+    shuffler = random.Random(f"{case.name}")
+    for _rep in range(cfg.repeats):
+        k = next(planes)
+        if k is not None and k and k % cfg.depth == 0:  # every plane read: a fresh session
+            kept = {e.name: e.open(where.fresh(case), case.mode) for e in engines}
+        sel = selections(cfg, k)[case.selection]
         expected = plane_data(sel[0], cfg.side)[sel[1:]]
-        order = engines[rep % len(engines) :] + engines[: rep % len(engines)]
+        # a new order every repeat (seeded): a rotation gives every engine the same
+        # predecessor, and a read after zarr-python's or a 16-thread pool's is slower
+        order = list(engines)
+        shuffler.shuffle(order)
         for e in order:
             read = reader(e)
             if type(e) is Zarrfs:
@@ -426,7 +479,8 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
 
 
 def run(cases: list[Case], cfg: Config, convoy: bool = False) -> list[Result]:
-    engines = [cls() for cls in ENGINES + ((ZarrfsManyThreads,) if convoy else ())]
+    many = (ZarrfsManyThreads, ZarrfsNativeManyThreads) if convoy else ()
+    engines = [cls() for cls in ENGINES + many]
     results = []
     for transport in ("local", "http"):
         todo = [c for c in cases if c.transport == transport]
@@ -479,7 +533,10 @@ def print_table(results: list[Result]) -> None:
             ]
             line += "  " + " ".join(f"{t:>8}" for t in trips)
         if "zarrfs@16" in r.seconds:
-            line += f"  @16 {ms(r.med('zarrfs@16'))} ({r.ratio('zarrfs@16', 'zarrfs'):.2f}x)"
+            line += f"  py@16 {ms(r.med('zarrfs@16'))} ({r.ratio('zarrfs@16', 'zarrfs-py'):.2f}x)"
+        if "zarrfs-native@16" in r.seconds:
+            many = r.ratio("zarrfs-native@16", "zarrfs")
+            line += f"  native@16 {ms(r.med('zarrfs-native@16'))} ({many:.2f}x)"
         print(line)
 
 
@@ -685,14 +742,20 @@ PYTHON_TARGETS = [
     (
         "16 decode threads within 1.1x of the default pool (--convoy)",
         lambda c: True,
-        lambda r: (
-            None if "zarrfs@16" not in r.seconds else r.ratio("zarrfs@16", "zarrfs-py") <= 1.1,
-            f"zarrfs@16/zarrfs-py {r.ratio('zarrfs@16', 'zarrfs-py'):.2f}"
-            if "zarrfs@16" in r.seconds
-            else "not measured (--convoy)",
-        ),
+        lambda r: _convoy(r, "zarrfs@16", "zarrfs-py"),
+    ),
+    (
+        "the native path with 16 threads within 1.1x of its default (--convoy)",
+        lambda c: c.transport == "local",
+        lambda r: _convoy(r, "zarrfs-native@16", "zarrfs"),
     ),
 ]
+
+
+def _convoy(r: Result, many: str, default: str) -> tuple[bool | None, str]:
+    if many not in r.seconds:
+        return None, "not measured (--convoy)"
+    return r.ratio(many, default) <= 1.1, f"{many}/{default} {r.ratio(many, default):.2f}"
 
 
 def print_targets(results: list[Result]) -> bool:
