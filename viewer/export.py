@@ -18,7 +18,7 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from . import transforms
+from . import missing_colour, transforms
 from .cf_display import CFValues
 
 
@@ -38,6 +38,7 @@ class FullPlane:
     complex_mode: str = "magnitude"
     cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as on screen
     north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
+    missing: str = missing_colour.DEFAULT  # how missing values look (View > Missing values)
 
 
 def full_plane(shown) -> FullPlane | None:
@@ -56,6 +57,7 @@ def full_plane(shown) -> FullPlane | None:
         selection=selection,
         transpose=state.y_axis > state.x_axis,
         north_up=shown.north_up,
+        missing=shown.missing,
     )
     if channels is not None:
         views = channels.channels
@@ -78,7 +80,7 @@ def full_plane(shown) -> FullPlane | None:
 
 def render(request: FullPlane) -> np.ndarray:
     """The RGB ``uint8`` picture of the request's plane (runs in a worker); missing values of
-    a CF variable (transparent on screen) are black."""
+    a CF variable in the colour the screen shows through them (``missing_colour``)."""
     values = request.array.read(request.selection)
     if request.transpose:
         values = np.swapaxes(values, -1, -2)
@@ -99,7 +101,7 @@ def render(request: FullPlane) -> np.ndarray:
     scaled = engine.scale_to_window(shown, low, high if high != low else low + 1)
     rgb = request.lut[np.rint(scaled * 255).astype(np.uint8)]
     if shown.dtype.kind == "f":
-        rgb[np.isnan(shown)] = 0
+        missing_colour.paint(rgb, np.isnan(shown), request.missing)
     return rgb
 
 

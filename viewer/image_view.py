@@ -71,6 +71,7 @@ class ShownPlane:
     levels: tuple[float, float] | None  # one plane's contrast (None: not drawn yet)
     lut: np.ndarray  # one plane's colormap, 256 x 3 uint8
     north_up: bool  # row 0 drawn at the bottom (a map read north up)
+    missing: str = "chequer"  # what missing values show (``missing_colour.COLOURS``)
 
 
 class ImageView(QWidget):
@@ -369,6 +370,7 @@ class ImageView(QWidget):
             levels=None if levels is None else tuple(levels),
             lut=np.asarray(lut, dtype=np.uint8)[:, :3],
             north_up=not self.view_box.yInverted(),
+            missing=self.missing.name,
         )
 
     def add_marker(self, item) -> None:
