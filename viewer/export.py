@@ -18,8 +18,9 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from . import missing_colour, transforms
+from . import coastline_data, missing_colour, transforms
 from .cf_display import CFValues
+from .coastline_data import Polylines
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class FullPlane:
     cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as on screen
     north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
     missing: str = missing_colour.DEFAULT  # how missing values look (View > Missing values)
+    coastlines: Polylines | None = None  # drawn over a map (positions on the plane)
 
 
 def full_plane(shown) -> FullPlane | None:
@@ -58,6 +60,7 @@ def full_plane(shown) -> FullPlane | None:
         transpose=state.y_axis > state.x_axis,
         north_up=shown.north_up,
         missing=shown.missing,
+        coastlines=shown.coastlines,
     )
     if channels is not None:
         views = channels.channels
@@ -86,6 +89,13 @@ def render(request: FullPlane) -> np.ndarray:
         values = np.swapaxes(values, -1, -2)
     if request.north_up:
         values = values[..., ::-1, :]
+    rgb = _colour(request, values)
+    if request.coastlines is not None:
+        rgb = draw_lines(rgb, request.coastlines, request.north_up)
+    return rgb
+
+
+def _colour(request: FullPlane, values: np.ndarray) -> np.ndarray:
     if request.levels is None:  # a composite: (channels, rows, cols)
         if not request.channels:
             return np.zeros(values.shape[1:] + (3,), np.uint8)
@@ -103,6 +113,22 @@ def render(request: FullPlane) -> np.ndarray:
     if shown.dtype.kind == "f":
         missing_colour.paint(rgb, np.isnan(shown), request.missing)
     return rgb
+
+
+def draw_lines(rgb: np.ndarray, lines: Polylines, north_up: bool) -> np.ndarray:
+    """``rgb`` with ``lines`` (positions on the plane: element ``i`` over ``[i, i + 1)``)
+    drawn one pixel wide in the coastlines' colour, as the screen draws them over the plane."""
+    from PIL import Image, ImageDraw
+
+    image = Image.fromarray(np.ascontiguousarray(rgb), mode="RGB")
+    pen = ImageDraw.Draw(image)
+    height = rgb.shape[0]
+    for x, y in lines.runs():
+        rows = (height - y if north_up else y) - 0.5  # PIL's pixel centres are whole numbers
+        pen.line(
+            list(zip((x - 0.5).tolist(), rows.tolist(), strict=True)), fill=coastline_data.COLOUR
+        )
+    return np.asarray(image)
 
 
 def plane_tiff(view) -> tuple[object, tuple[int, ...]]:

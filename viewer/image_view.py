@@ -30,6 +30,7 @@ from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .coastlines import Coastlines
 from .contrast import colormap, safe_histogram
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
@@ -72,6 +73,7 @@ class ShownPlane:
     lut: np.ndarray  # one plane's colormap, 256 x 3 uint8
     north_up: bool  # row 0 drawn at the bottom (a map read north up)
     missing: str = "chequer"  # what missing values show (``missing_colour.COLOURS``)
+    coastlines: object | None = None  # coastline_data.Polylines drawn over a map, on the plane
 
 
 class ImageView(QWidget):
@@ -137,7 +139,8 @@ class ImageView(QWidget):
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
         self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
-        self.image_axes.shown = self._follow_ortho  # the coordinates were read: tick the panes
+        self.image_axes.shown = self._coordinates_shown
+        self.coastlines = Coastlines(self)  # over latitude/longitude maps (View > Coastlines)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.controller.painted.connect(self.channel_panel.show_auto_windows)
@@ -371,6 +374,7 @@ class ImageView(QWidget):
             lut=np.asarray(lut, dtype=np.uint8)[:, :3],
             north_up=not self.view_box.yInverted(),
             missing=self.missing.name,
+            coastlines=self.coastlines.shown_lines(),
         )
 
     def add_marker(self, item) -> None:
@@ -403,10 +407,16 @@ class ImageView(QWidget):
 
     # -- user actions ----------------------------------------------------------------------------
 
+    def _coordinates_shown(self) -> None:
+        """The coordinates were read: tick the orthogonal panes, place the coastlines."""
+        self._follow_ortho()
+        self.coastlines.follow()
+
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
             self.image_axes.show(self.state)
+            self.coastlines.follow()
             self._composite_controls()
             self._true_aspect()
             self.fit()

@@ -1,0 +1,137 @@
+"""Coastlines over latitude/longitude maps (View > Coastlines, on by default).
+
+When the axes on screen are a latitude and a longitude with their coordinate variables read,
+the shorelines (``coastline_data``) are placed on the plane in a worker and drawn over it in
+one path, clipped at the plane's edge, in screen pixels of their own width at any zoom. The
+full-resolution export draws the same lines (``ShownPlane.coastlines``). Without the data
+package the menu item says what to install, and so does the status bar when a map is shown.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QRectF, Qt
+from PySide6.QtGui import QColor, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QGraphicsRectItem
+
+from . import coastline_data
+from .coastline_data import COLOUR, Polylines
+
+logger = logging.getLogger(__name__)
+
+#: the lines' width in screen pixels
+WIDTH = 1.5
+SETTING = "coastlines"
+
+
+class CoastlineItem(QGraphicsRectItem):
+    """The plane's rectangle, which clips the path of the lines inside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsChildrenToShape)
+        self.setZValue(15)  # over the plane and the chunk grid, under the labels' outlines
+        self.path = QGraphicsPathItem(self)
+        pen = QPen(QColor(*COLOUR))
+        pen.setCosmetic(True)
+        pen.setWidthF(WIDTH)
+        self.path.setPen(pen)
+
+    def draw(self, lines: Polylines | None, width: int, height: int) -> None:
+        self.setRect(QRectF(0, 0, width, height))
+        if lines is None or len(lines) == 0:
+            self.path.setPath(QPainterPath())
+            return
+        self.path.setPath(pg.arrayToQPath(lines.x, lines.y, connect=lines.joined))
+
+
+class Coastlines(QObject):
+    """Follows the image view (``view``): draws the coastlines of a map, or nothing."""
+
+    def __init__(self, view):
+        super().__init__(view)
+        self.view = view
+        self.item = CoastlineItem()
+        self.item.setVisible(False)
+        view.view_box.addItem(self.item, ignoreBounds=True)
+        self.enabled = True
+        self.lines: Polylines | None = None  # on the plane on screen, when drawn
+        self.hint = None  # called with a text when a map is shown and the data is missing
+        self._key: tuple | None = None
+
+    def set_enabled(self, on: bool) -> None:
+        """View > Coastlines."""
+        self.enabled = on
+        self.item.setVisible(on and self.lines is not None)
+
+    def shown_lines(self) -> Polylines | None:
+        """The lines drawn over the plane on screen (None: none)."""
+        return self.lines if self.item.isVisible() else None
+
+    def follow(self) -> None:
+        """The axes or their coordinates changed: place the coastlines for the plane on
+        screen (in a worker), or draw none when it is no latitude/longitude map."""
+        view, state = self.view, self.view.state
+        found = view.image_axes.coordinates
+        x_coord = found.get(state.x_axis) if state is not None else None
+        y_coord = found.get(state.y_axis) if state is not None else None
+        if not coastline_data.is_map(x_coord, y_coord):
+            self._key, self.lines = None, None
+            self.item.setVisible(False)
+            return
+        key = (id(state), id(x_coord), id(y_coord))
+        if key == self._key:
+            return
+        self._key, self.lines = key, None
+        self.item.setVisible(False)
+        if not coastline_data.available():
+            if self.hint is not None:
+                self.hint(f"Coastlines: {coastline_data.INSTALL_HINT}")
+            return
+        if view.background is None:
+            return
+        resolution = coastline_data.resolution_for(coastline_data.longitude_span(x_coord, y_coord))
+
+        def place() -> Polylines:
+            return coastline_data.project(coastline_data.load(resolution), x_coord, y_coord)
+
+        def placed(lines: Polylines) -> None:
+            if self._key == key:
+                self.lines = lines
+                self.item.draw(lines, x_coord.size, y_coord.size)
+                self.item.setVisible(self.enabled)
+
+        view.background.run(
+            place, placed, lambda exc: logger.warning("coastlines not drawn: %s", exc)
+        )
+
+    def clear(self) -> None:
+        self._key, self.lines = None, None
+        self.item.setVisible(False)
+
+
+def install(window, view_menu) -> None:
+    """View > Coastlines: on unless the setting says off; disabled, naming the package to
+    install, without the data."""
+    coastlines = window.image.coastlines
+    action = view_menu.addAction("Coastlines")
+    action.setCheckable(True)
+    coastlines.hint = lambda text: window.statusBar().showMessage(text, 10_000)
+    if not coastline_data.available():
+        action.setText(f"Coastlines ({coastline_data.INSTALL_HINT})")
+        action.setEnabled(False)
+        coastlines.set_enabled(False)
+        return
+    on = str(window.settings.value(SETTING, "true")).lower() != "false"
+    action.setChecked(on)
+    coastlines.set_enabled(on)
+
+    def toggled(checked: bool) -> None:
+        coastlines.set_enabled(checked)
+        window.settings.setValue(SETTING, "true" if checked else "false")
+
+    action.toggled.connect(toggled)
+    window.coastlines_action = action
