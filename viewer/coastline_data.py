@@ -14,7 +14,8 @@ are not drawn.
 A resolution is read once, on first use (``load``, off the GUI thread: about 10 ms for
 ``l``); :func:`project` places it on a plane with a latitude and a longitude axis (element
 ``i`` over ``[i, i + 1)``, its coordinate at ``i + 0.5``), either longitude convention
-(0..360 or -180..180), either direction, and keeps only the segments over the plane.
+(0..360 or -180..180), either direction, and keeps only the segments over the plane. The
+resolution follows the zoom (:func:`resolution`).
 
 Plain Python (STYLE rule 10): no Qt.
 """
@@ -35,7 +36,7 @@ INSTALL_HINT = "pip install 'zarrfs[maps]'"
 MIN_AREA = {"c": 10_000.0, "l": 1_000.0, "i": 100.0}
 #: the lines' colour: black, as Panoply and ncview draw them
 COLOUR = (0, 0, 0)
-#: a plane spanning fewer degrees of longitude than this gets the intermediate resolution
+#: a view spanning fewer degrees of longitude than this gets the intermediate resolution
 REGIONAL_SPAN = 40.0
 
 
@@ -111,9 +112,17 @@ def _read(resolution: str) -> Polylines:
     return Polylines(lon, lat, joined)
 
 
-def resolution_for(span_degrees: float) -> str:
-    """Low resolution for a global or continental map, intermediate for a regional one."""
-    return "i" if span_degrees < REGIONAL_SPAN else "l"
+def resolution(x_coordinate, y_coordinate, x_range, y_range) -> str:
+    """The resolution for the part of a map on screen (``x_range``, ``y_range``: the view's
+    positions): low for a global or continental view, intermediate for a regional one (under
+    :data:`REGIONAL_SPAN` degrees of longitude)."""
+    if x_coordinate.kind == "longitude":
+        lon, (low, high) = x_coordinate, x_range
+    else:
+        lon, (low, high) = y_coordinate, y_range
+    per_element = abs(lon.numbers[-1] - lon.numbers[0]) / max(lon.size - 1, 1)
+    span = min(abs(high - low), lon.size) * per_element
+    return "i" if span < REGIONAL_SPAN else "l"
 
 
 def is_map(x_coordinate, y_coordinate) -> bool:
@@ -123,12 +132,6 @@ def is_map(x_coordinate, y_coordinate) -> bool:
     return kinds == {"latitude", "longitude"} and all(
         c.order != 0 and c.size >= 2 for c in (x_coordinate, y_coordinate)
     )
-
-
-def longitude_span(x_coordinate, y_coordinate) -> float:
-    """Degrees of longitude the plane spans (its resolution's choice)."""
-    lon = x_coordinate if x_coordinate.kind == "longitude" else y_coordinate
-    return float(np.nanmax(lon.numbers) - np.nanmin(lon.numbers))
 
 
 def project(shore: Polylines, x_coordinate, y_coordinate) -> Polylines:

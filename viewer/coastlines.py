@@ -2,7 +2,8 @@
 
 When the axes on screen are a latitude and a longitude with their coordinate variables read,
 the shorelines (``coastline_data``) are placed on the plane in a worker and drawn over it in
-one path, clipped at the plane's edge, in screen pixels of their own width at any zoom. The
+one path, clipped at the plane's edge, in screen pixels of their own width at any zoom; a view
+zoomed in to a region gets the finer resolution (placed again as the zoom settles). The
 full-resolution export draws the same lines (``ShownPlane.coastlines``). Without the data
 package the menu item says what to install, and so does the status bar when a map is shown.
 """
@@ -60,7 +61,8 @@ class Coastlines(QObject):
         self.enabled = True
         self.lines: Polylines | None = None  # on the plane on screen, when drawn
         self.hint = None  # called with a text when a map is shown and the data is missing
-        self._key: tuple | None = None
+        self._key: tuple | None = None  # the map whose lines are drawn or being placed
+        self._resolution: str | None = None
 
     def set_enabled(self, on: bool) -> None:
         """View > Coastlines."""
@@ -72,34 +74,37 @@ class Coastlines(QObject):
         return self.lines if self.item.isVisible() else None
 
     def follow(self) -> None:
-        """The axes or their coordinates changed: place the coastlines for the plane on
-        screen (in a worker), or draw none when it is no latitude/longitude map."""
+        """The axes, their coordinates or the zoom changed: place the coastlines for the plane
+        on screen at the resolution for the view (in a worker), or draw none when it is no
+        latitude/longitude map."""
         view, state = self.view, self.view.state
         found = view.image_axes.coordinates
         x_coord = found.get(state.x_axis) if state is not None else None
         y_coord = found.get(state.y_axis) if state is not None else None
         if not coastline_data.is_map(x_coord, y_coord):
-            self._key, self.lines = None, None
-            self.item.setVisible(False)
+            self.clear()
             return
+        y0, y1, x0, x1 = view.view_rect()
+        resolution = coastline_data.resolution(x_coord, y_coord, (x0, x1), (y0, y1))
         key = (id(state), id(x_coord), id(y_coord))
-        if key == self._key:
+        if (key, resolution) == (self._key, self._resolution):
             return
-        self._key, self.lines = key, None
-        self.item.setVisible(False)
+        if key != self._key:  # another map: none until its own are placed
+            self.lines = None
+            self.item.setVisible(False)
+        self._key, self._resolution = key, resolution
         if not coastline_data.available():
             if self.hint is not None:
                 self.hint(f"Coastlines: {coastline_data.INSTALL_HINT}")
             return
         if view.background is None:
             return
-        resolution = coastline_data.resolution_for(coastline_data.longitude_span(x_coord, y_coord))
 
         def place() -> Polylines:
             return coastline_data.project(coastline_data.load(resolution), x_coord, y_coord)
 
         def placed(lines: Polylines) -> None:
-            if self._key == key:
+            if (self._key, self._resolution) == (key, resolution):
                 self.lines = lines
                 self.item.draw(lines, x_coord.size, y_coord.size)
                 self.item.setVisible(self.enabled)
@@ -109,7 +114,7 @@ class Coastlines(QObject):
         )
 
     def clear(self) -> None:
-        self._key, self.lines = None, None
+        self._key, self._resolution, self.lines = None, None, None
         self.item.setVisible(False)
 
 

@@ -349,6 +349,7 @@ class ImageView(QWidget):
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
         self.cf_tools.show_title()
         self._follow_ortho()
+        self.coastlines.follow()  # the zoom: their resolution
 
     # -- what the docks and exports use ------------------------------------------------------
 
@@ -416,7 +417,6 @@ class ImageView(QWidget):
         if self.state is not None and self.state.set_display_axes(y, x):
             self.axes.set_state(self.state)
             self.image_axes.show(self.state)
-            self.coastlines.follow()
             self._composite_controls()
             self._true_aspect()
             self.fit()

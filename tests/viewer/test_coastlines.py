@@ -112,6 +112,17 @@ def test_coastlines_where_the_coast_is(window, idle, qtbot, tmp_path, west, nort
     window.coastlines_action.setChecked(True)
     qtbot.wait(50)
     assert BLACK in screen_colours(view, *place(lon, lat, *COAST[0]))
+    # zoomed in to 20 degrees around Cape Town: the finer shorelines, still on the coast
+    from PySide6.QtCore import QRectF
+
+    coarse = view.coastlines.shown_lines()
+    x, y = place(lon, lat, *COAST[2])
+    view.view_box.setRange(QRectF(x - 5, y - 5, 10, 10), padding=0)
+    idle(window)
+    fine = view.coastlines.shown_lines()
+    near = lambda lines: np.sum((np.abs(lines.x - x) < 5) & (np.abs(lines.y - y) < 5))  # noqa: E731
+    assert near(fine) > 3 * near(coarse) > 0
+    assert BLACK in screen_colours(view, x, y)
 
 
 def test_no_coastlines_off_a_map(window, idle, sample_store):
@@ -139,3 +150,64 @@ def test_without_the_data_the_viewer_says_what_to_install(window, idle, tmp_path
     assert "pip install 'zarrfs[maps]'" in window.statusBar().currentMessage()
     assert window.image.coastlines.shown_lines() is None
     assert not window.message_bar.messages()  # a hint, not an error (--screenshot exits 0)
+
+
+# -- placing lines on a plane (pure) --------------------------------------------------------------
+
+
+def _axis(kind: str, numbers) -> object:
+    from zarrfs.viewer.coordinates import AxisCoordinate
+
+    numbers = np.asarray(numbers, dtype=np.float64)
+    return AxisCoordinate(kind, kind, None, numbers, numbers)
+
+
+def _line(lon, lat):
+    from zarrfs.viewer.coastline_data import Polylines
+
+    joined = np.ones(len(lon), bool)
+    joined[-1] = False
+    return Polylines(np.asarray(lon, float), np.asarray(lat, float), joined)
+
+
+def test_a_line_across_the_date_line_is_whole_on_0_360_and_broken_on_180():
+    from zarrfs.viewer.coastline_data import project
+
+    lat = _axis("latitude", np.arange(-89.0, 90, 2))
+    crossing = _line([170.0, 179.0, -179.0, -170.0], [10.0, 10.0, 10.0, 10.0])
+    east = project(crossing, _axis("longitude", np.arange(1.0, 360, 2)), lat)
+    np.testing.assert_allclose(east.x, [85.0, 89.5, 90.5, 95.0])  # (lon - 1) / 2 + 0.5
+    np.testing.assert_allclose(east.y, [50.0] * 4)
+    assert list(east.runs().__next__()[0]) == list(east.x)  # one line
+    west = project(crossing, _axis("longitude", np.arange(-179.0, 180, 2)), lat)
+    np.testing.assert_allclose(west.x, [175.0, 179.5, 0.5, 5.0])
+    assert [len(x) for x, _ in west.runs()] == [2, 2]  # broken where it wraps
+
+
+def test_placed_on_transposed_descending_and_regional_planes():
+    from zarrfs.viewer.coastline_data import project, resolution
+
+    line = _line([10.0, 12.0, 30.0, 31.0], [50.0, 52.0, 52.0, 52.0])
+    lat = _axis("latitude", [55.0, 53.0, 51.0, 49.0])  # north first
+    lon = _axis("longitude", [9.0, 11.0, 13.0])
+    placed = project(line, lat, lon)  # columns along latitude, rows along longitude
+    np.testing.assert_allclose(placed.x, [3.0, 2.0, 2.0])  # (55 - lat) / 2 + 0.5
+    np.testing.assert_allclose(placed.y, [1.0, 2.0, 11.0])  # past the end: extended, not held
+    # the segment leaving the plane stays (clipped when drawn), the one beyond it goes
+    assert list(placed.joined) == [True, True, False]
+    assert resolution(lat, lon, (0, 4), (0, 3)) == "i"
+    world = _axis("longitude", np.arange(0.5, 360, 1.0))
+    assert resolution(world, lat, (0, 360), (0, 4)) == "l"
+    assert resolution(world, lat, (100, 130), (0, 4)) == "i"  # zoomed in to 30 degrees
+
+
+def test_the_shorelines_read_once_without_their_seams():
+    from zarrfs.viewer import coastline_data
+
+    shore = coastline_data.load("c")
+    assert shore is coastline_data.load("c")
+    assert -180 <= shore.x.min() and shore.x.max() <= 180 and -90 <= shore.y.min()
+    along = shore.joined[:-1] & (shore.x[:-1] == shore.x[1:])
+    assert not np.any(along & np.isin(shore.x[:-1], (-180.0, 0.0, 180.0)))
+    assert not np.any(shore.joined[:-1] & (shore.y[:-1] == -90) & (shore.y[1:] == -90))
+    assert len(shore) > 4000 and shore.joined.sum() > 0.95 * len(shore)
