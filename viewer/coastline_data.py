@@ -11,11 +11,11 @@ crosses the date line is cut in two along it (ids ending ``-E``/``-W``; Antarcti
 Greenwich meridian too), and Antarctica is closed along the pole: those seams are no coast and
 are not drawn.
 
-A resolution is read once, on first use (``load``, off the GUI thread: about 10 ms for
-``l``); :func:`project` places it on a plane with a latitude and a longitude axis (element
-``i`` over ``[i, i + 1)``, its coordinate at ``i + 0.5``), either longitude convention
-(0..360 or -180..180), either direction, and keeps only the segments over the plane. The
-resolution follows the zoom (:func:`resolution`).
+A resolution is read once, on first use (``load``, off the GUI thread: 30 ms for ``l``,
+110 ms for ``i``, on a loaded machine); :func:`project` places it on a plane with a latitude
+and a longitude axis (element ``i`` over ``[i, i + 1)``, its coordinate at ``i + 0.5``),
+either longitude convention (0..360 or -180..180), either direction, and keeps only the
+segments over the plane. The resolution follows the zoom (:func:`resolution`).
 
 Plain Python (STYLE rule 10): no Qt.
 """
@@ -43,8 +43,8 @@ REGIONAL_SPAN = 40.0
 @dataclass(frozen=True, eq=False)
 class Polylines:
     """Points and which of them join the next: ``joined[i]``: a line runs from point ``i`` to
-    point ``i + 1``. Longitude and latitude in degrees (``Shorelines``) or positions on the
-    plane (``project``'s x, y)."""
+    point ``i + 1``. Longitude and latitude in degrees (``load``) or positions on the plane
+    (``project``'s x, y)."""
 
     x: np.ndarray  # float64
     y: np.ndarray

@@ -34,7 +34,7 @@ class CoastlineItem(QGraphicsRectItem):
         super().__init__()
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemClipsChildrenToShape)
-        self.setZValue(15)  # over the plane and the chunk grid, under the labels' outlines
+        self.setZValue(15)  # over the plane, its labels and chunk grid; under the series' spot
         self.path = QGraphicsPathItem(self)
         pen = QPen(QColor(*COLOUR))
         pen.setCosmetic(True)
@@ -125,6 +125,7 @@ def install(window, view_menu) -> None:
     action = view_menu.addAction("Coastlines")
     action.setCheckable(True)
     coastlines.hint = lambda text: window.statusBar().showMessage(text, 10_000)
+    window.coastlines_action = action
     if not coastline_data.available():
         action.setText(f"Coastlines ({coastline_data.INSTALL_HINT})")
         action.setEnabled(False)
@@ -139,4 +140,3 @@ def install(window, view_menu) -> None:
         window.settings.setValue(SETTING, "true" if checked else "false")
 
     action.toggled.connect(toggled)
-    window.coastlines_action = action

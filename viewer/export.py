@@ -82,8 +82,9 @@ def full_plane(shown) -> FullPlane | None:
 
 
 def render(request: FullPlane) -> np.ndarray:
-    """The RGB ``uint8`` picture of the request's plane (runs in a worker); missing values of
-    a CF variable in the colour the screen shows through them (``missing_colour``)."""
+    """The RGB ``uint8`` picture of the request's plane (runs in a worker), as the screen
+    draws it: missing values in the colour seen through them (``missing_colour``), a map's
+    coastlines over it."""
     values = request.array.read(request.selection)
     if request.transpose:
         values = np.swapaxes(values, -1, -2)
