@@ -15,7 +15,8 @@ A resolution is read once, on first use (``load``, off the GUI thread: 30 ms for
 110 ms for ``i``, on a loaded machine); :func:`project` places it on a plane with a latitude
 and a longitude axis (element ``i`` over ``[i, i + 1)``, its coordinate at ``i + 0.5``),
 either longitude convention (0..360 or -180..180), either direction, and keeps only the
-segments over the plane. The resolution follows the zoom (:func:`resolution`).
+segments over the plane. The resolution follows the zoom (:func:`resolution`); zoomed in,
+only the lines around the view are placed (:func:`around`).
 
 Plain Python (STYLE rule 10): no Qt.
 """
@@ -134,11 +135,12 @@ def is_map(x_coordinate, y_coordinate) -> bool:
     )
 
 
-def project(shore: Polylines, x_coordinate, y_coordinate) -> Polylines:
+def project(shore: Polylines, x_coordinate, y_coordinate, cut=None) -> Polylines:
     """The shorelines as positions on the plane whose columns run along ``x_coordinate`` and
     rows along ``y_coordinate`` (a latitude and a longitude, :func:`is_map`): longitudes
     brought into the plane's 360 degrees, lines broken where they wrap round, and only the
-    segments that cross the plane (the picture clips them at its edge)."""
+    segments that cross the plane, or the part of it ``cut`` says (x0, x1, y0, y1 in
+    positions; the picture clips them at the plane's edge)."""
     if x_coordinate.kind == "longitude":
         lon_axis, lat_axis = x_coordinate, y_coordinate
     else:
@@ -154,7 +156,8 @@ def project(shore: Polylines, x_coordinate, y_coordinate) -> Polylines:
         x, y = lon_position, lat_position
     else:
         x, y = lat_position, lon_position
-    return _over_plane(Polylines(x, y, joined), x_coordinate.size, y_coordinate.size)
+    box = cut if cut is not None else (0, x_coordinate.size, 0, y_coordinate.size)
+    return _within(Polylines(x, y, joined), *box)
 
 
 def positions(coordinate, values: np.ndarray) -> np.ndarray:
@@ -173,15 +176,22 @@ def positions(coordinate, values: np.ndarray) -> np.ndarray:
     return inside + 0.5
 
 
-def _over_plane(lines: Polylines, width: int, height: int) -> Polylines:
-    """The segments whose bounding box meets the plane ``[0, width] x [0, height]``, with
-    their end points."""
+def around(x0: float, x1: float, y0: float, y1: float) -> tuple[float, float, float, float]:
+    """The part of the plane placed for a view of (x0, x1, y0, y1): the view and as much
+    again on each side, so panning a little needs no new placing."""
+    width, height = x1 - x0, y1 - y0
+    return x0 - width, x1 + width, y0 - height, y1 + height
+
+
+def _within(lines: Polylines, x0: float, x1: float, y0: float, y1: float) -> Polylines:
+    """The segments whose bounding box meets the box (x0, x1, y0, y1), with their end
+    points."""
     x, y = lines.x, lines.y
     meets = (
-        (np.minimum(x[:-1], x[1:]) <= width)
-        & (np.maximum(x[:-1], x[1:]) >= 0)
-        & (np.minimum(y[:-1], y[1:]) <= height)
-        & (np.maximum(y[:-1], y[1:]) >= 0)
+        (np.minimum(x[:-1], x[1:]) <= x1)
+        & (np.maximum(x[:-1], x[1:]) >= x0)
+        & (np.minimum(y[:-1], y[1:]) <= y1)
+        & (np.maximum(y[:-1], y[1:]) >= y0)
     )
     segment = np.append(lines.joined[:-1] & meets, False)
     point = segment.copy()

@@ -23,7 +23,7 @@ from .coastline_data import COLOUR, Polylines
 logger = logging.getLogger(__name__)
 
 #: the lines' width in screen pixels
-WIDTH = 1.5
+WIDTH = 1.0
 SETTING = "coastlines"
 
 
@@ -63,6 +63,7 @@ class Coastlines(QObject):
         self.hint = None  # called with a text when a map is shown and the data is missing
         self._key: tuple | None = None  # the map whose lines are drawn or being placed
         self._resolution: str | None = None
+        self._cut: tuple | None = None  # the part of the plane placed (None: all of it)
 
     def set_enabled(self, on: bool) -> None:
         """View > Coastlines."""
@@ -85,14 +86,21 @@ class Coastlines(QObject):
             self.clear()
             return
         y0, y1, x0, x1 = view.view_rect()
+        x0, x1, y0, y1 = min(x0, x1), max(x0, x1), min(y0, y1), max(y0, y1)
         resolution = coastline_data.resolution(x_coord, y_coord, (x0, x1), (y0, y1))
         key = (id(state), id(x_coord), id(y_coord))
-        if (key, resolution) == (self._key, self._resolution):
+        held = self._cut
+        inside = held is None or (
+            held[0] <= x0 and x1 <= held[1] and held[2] <= y0 and y1 <= held[3]
+        )
+        if (key, resolution) == (self._key, self._resolution) and inside:
             return
         if key != self._key:  # another map: none until its own are placed
             self.lines = None
             self.item.setVisible(False)
-        self._key, self._resolution = key, resolution
+        # the finer lines are many (240,000 points): placed around the view only
+        cut = None if resolution == "l" else coastline_data.around(x0, x1, y0, y1)
+        self._key, self._resolution, self._cut = key, resolution, cut
         if not coastline_data.available():
             if self.hint is not None:
                 self.hint(f"Coastlines: {coastline_data.INSTALL_HINT}")
@@ -101,10 +109,11 @@ class Coastlines(QObject):
             return
 
         def place() -> Polylines:
-            return coastline_data.project(coastline_data.load(resolution), x_coord, y_coord)
+            shore = coastline_data.load(resolution)
+            return coastline_data.project(shore, x_coord, y_coord, cut)
 
         def placed(lines: Polylines) -> None:
-            if (self._key, self._resolution) == (key, resolution):
+            if (self._key, self._resolution, self._cut) == (key, resolution, cut):
                 self.lines = lines
                 self.item.draw(lines, x_coord.size, y_coord.size)
                 self.item.setVisible(self.enabled)
@@ -114,7 +123,7 @@ class Coastlines(QObject):
         )
 
     def clear(self) -> None:
-        self._key, self._resolution, self.lines = None, None, None
+        self._key, self._resolution, self._cut, self.lines = None, None, None, None
         self.item.setVisible(False)
 
 

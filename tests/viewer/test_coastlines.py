@@ -122,6 +122,14 @@ def test_coastlines_where_the_coast_is(window, idle, qtbot, tmp_path, west, nort
     fine = view.coastlines.shown_lines()
     near = lambda lines: np.sum((np.abs(lines.x - x) < 5) & (np.abs(lines.y - y) < 5))  # noqa: E731
     assert near(fine) > 3 * near(coarse) > 0
+    from zarrfs.viewer import coastline_data
+
+    assert len(fine) < len(coastline_data.load("i")) / 4  # only around the view
+    x, y = place(lon, lat, *COAST[3])  # panned to the Horn of Africa, out of what was placed
+    view.view_box.setRange(QRectF(x - 5, y - 5, 10, 10), padding=0)
+    idle(window)
+    assert view.coastlines.shown_lines() is not fine
+    assert BLACK in screen_colours(view, x, y)
     assert BLACK in screen_colours(view, x, y)
 
 
