@@ -126,6 +126,14 @@ def resolution(x_coordinate, y_coordinate, x_range, y_range) -> str:
     return "i" if span < REGIONAL_SPAN else "l"
 
 
+def over_plane(x_coordinate, y_coordinate) -> Polylines:
+    """The shorelines over the whole plane of a map, at the resolution for all of it (the
+    full-resolution export)."""
+    width, height = x_coordinate.size, y_coordinate.size
+    chosen = resolution(x_coordinate, y_coordinate, (0, width), (0, height))
+    return project(load(chosen), x_coordinate, y_coordinate)
+
+
 def is_map(x_coordinate, y_coordinate) -> bool:
     """Whether the axes on screen are a latitude and a longitude (either way round), each
     monotonic: ``AxisCoordinate``s, or None."""

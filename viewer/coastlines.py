@@ -4,7 +4,8 @@ When the axes on screen are a latitude and a longitude with their coordinate var
 the shorelines (``coastline_data``) are placed on the plane in a worker and drawn over it in
 one path, clipped at the plane's edge, in screen pixels of their own width at any zoom; a view
 zoomed in to a region gets the finer resolution (placed again as the zoom settles). The
-full-resolution export draws the same lines (``ShownPlane.coastlines``). Without the data
+full-resolution export draws them over its whole plane (``ShownPlane.coastlines``: the map's
+coordinates). Without the data
 package the menu item says what to install, and so does the status bar when a map is shown.
 """
 
@@ -64,6 +65,7 @@ class Coastlines(QObject):
         self._key: tuple | None = None  # the map whose lines are drawn or being placed
         self._resolution: str | None = None
         self._cut: tuple | None = None  # the part of the plane placed (None: all of it)
+        self._axes: tuple | None = None  # the map's (columns', rows') coordinates
 
     def set_enabled(self, on: bool) -> None:
         """View > Coastlines."""
@@ -73,6 +75,11 @@ class Coastlines(QObject):
     def shown_lines(self) -> Polylines | None:
         """The lines drawn over the plane on screen (None: none)."""
         return self.lines if self.item.isVisible() else None
+
+    def shown_map(self) -> tuple | None:
+        """The (columns', rows') coordinates of the map whose coastlines are drawn (None: no
+        coastlines on screen): what an export needs to draw them over the whole plane."""
+        return self._axes if self.item.isVisible() else None
 
     def follow(self) -> None:
         """The axes, their coordinates or the zoom changed: place the coastlines for the plane
@@ -101,6 +108,7 @@ class Coastlines(QObject):
         # the finer lines are many (240,000 points): placed around the view only
         cut = None if resolution == "l" else coastline_data.around(x0, x1, y0, y1)
         self._key, self._resolution, self._cut = key, resolution, cut
+        self._axes = (x_coord, y_coord)
         if not coastline_data.available():
             if self.hint is not None:
                 self.hint(f"Coastlines: {coastline_data.INSTALL_HINT}")
@@ -118,12 +126,16 @@ class Coastlines(QObject):
                 self.item.draw(lines, x_coord.size, y_coord.size)
                 self.item.setVisible(self.enabled)
 
-        view.background.run(
-            place, placed, lambda exc: logger.warning("coastlines not drawn: %s", exc)
-        )
+        def failed(exc: BaseException) -> None:  # a broken install: said, the map still drawn
+            logger.warning("coastlines not drawn: %s", exc)
+            if self.hint is not None:
+                self.hint(f"Coastlines not drawn: {exc}")
+
+        view.background.run(place, placed, failed)
 
     def clear(self) -> None:
         self._key, self._resolution, self._cut, self.lines = None, None, None, None
+        self._axes = None
         self.item.setVisible(False)
 
 

@@ -40,7 +40,7 @@ class FullPlane:
     cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as on screen
     north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
     missing: str = missing_colour.DEFAULT  # how missing values look (View > Missing values)
-    coastlines: Polylines | None = None  # drawn over a map (positions on the plane)
+    coastlines: tuple | None = None  # a map's (x, y) coordinates: its coastlines drawn over it
 
 
 def full_plane(shown) -> FullPlane | None:
@@ -92,7 +92,8 @@ def render(request: FullPlane) -> np.ndarray:
         values = values[..., ::-1, :]
     rgb = _colour(request, values)
     if request.coastlines is not None:
-        rgb = draw_lines(rgb, request.coastlines, request.north_up)
+        lines = coastline_data.over_plane(*request.coastlines)
+        rgb = draw_lines(rgb, lines, request.north_up)
     return rgb
 
 

@@ -73,7 +73,7 @@ class ShownPlane:
     lut: np.ndarray  # one plane's colormap, 256 x 3 uint8
     north_up: bool  # row 0 drawn at the bottom (a map read north up)
     missing: str = "chequer"  # what missing values show (``missing_colour.COLOURS``)
-    coastlines: object | None = None  # coastline_data.Polylines drawn over a map, on the plane
+    coastlines: tuple | None = None  # a map's (x, y) AxisCoordinates, coastlines drawn over it
 
 
 class ImageView(QWidget):
@@ -375,7 +375,7 @@ class ImageView(QWidget):
             lut=np.asarray(lut, dtype=np.uint8)[:, :3],
             north_up=not self.view_box.yInverted(),
             missing=self.missing.name,
-            coastlines=self.coastlines.shown_lines(),
+            coastlines=self.coastlines.shown_map(),
         )
 
     def add_marker(self, item) -> None:

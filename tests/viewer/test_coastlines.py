@@ -130,6 +130,13 @@ def test_coastlines_where_the_coast_is(window, idle, qtbot, tmp_path, west, nort
     idle(window)
     assert view.coastlines.shown_lines() is not fine
     assert BLACK in screen_colours(view, x, y)
+    # the full-resolution export of the zoomed view still has the whole plane's coastlines
+    saved.clear()
+    window.export_full_png(str(tmp_path / "zoomed.png"), on_done=saved.append)
+    qtbot.waitUntil(lambda: bool(saved), timeout=20_000)
+    full = np.asarray(Image.open(tmp_path / "zoomed.png").convert("RGB"))
+    for where in COAST:
+        assert BLACK in exported(where), where
     assert BLACK in screen_colours(view, x, y)
 
 
