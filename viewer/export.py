@@ -18,8 +18,9 @@ import numpy as np
 
 import zarrfs.engine as engine
 
-from . import transforms
+from . import coastline_data, missing_colour, transforms
 from .cf_display import CFValues
+from .coastline_data import Polylines
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class FullPlane:
     complex_mode: str = "magnitude"
     cf: CFValues | None = None  # a CF variable's values: decoded (or raw) as on screen
     north_up: bool = False  # row 0 drawn at the bottom, as on screen (a map read north up)
+    missing: str = missing_colour.DEFAULT  # how missing values look (View > Missing values)
+    coastlines: tuple | None = None  # a map's (x, y) coordinates: its coastlines drawn over it
 
 
 def full_plane(shown) -> FullPlane | None:
@@ -56,6 +59,8 @@ def full_plane(shown) -> FullPlane | None:
         selection=selection,
         transpose=state.y_axis > state.x_axis,
         north_up=shown.north_up,
+        missing=shown.missing,
+        coastlines=shown.coastlines,
     )
     if channels is not None:
         views = channels.channels
@@ -77,13 +82,22 @@ def full_plane(shown) -> FullPlane | None:
 
 
 def render(request: FullPlane) -> np.ndarray:
-    """The RGB ``uint8`` picture of the request's plane (runs in a worker); missing values of
-    a CF variable (transparent on screen) are black."""
+    """The RGB ``uint8`` picture of the request's plane (runs in a worker), as the screen
+    draws it: missing values in the colour seen through them (``missing_colour``), a map's
+    coastlines over it."""
     values = request.array.read(request.selection)
     if request.transpose:
         values = np.swapaxes(values, -1, -2)
     if request.north_up:
         values = values[..., ::-1, :]
+    rgb = _colour(request, values)
+    if request.coastlines is not None:
+        lines = coastline_data.over_plane(*request.coastlines)
+        rgb = draw_lines(rgb, lines, request.north_up)
+    return rgb
+
+
+def _colour(request: FullPlane, values: np.ndarray) -> np.ndarray:
     if request.levels is None:  # a composite: (channels, rows, cols)
         if not request.channels:
             return np.zeros(values.shape[1:] + (3,), np.uint8)
@@ -99,8 +113,24 @@ def render(request: FullPlane) -> np.ndarray:
     scaled = engine.scale_to_window(shown, low, high if high != low else low + 1)
     rgb = request.lut[np.rint(scaled * 255).astype(np.uint8)]
     if shown.dtype.kind == "f":
-        rgb[np.isnan(shown)] = 0
+        missing_colour.paint(rgb, np.isnan(shown), request.missing)
     return rgb
+
+
+def draw_lines(rgb: np.ndarray, lines: Polylines, north_up: bool) -> np.ndarray:
+    """``rgb`` with ``lines`` (positions on the plane: element ``i`` over ``[i, i + 1)``)
+    drawn one pixel wide in the coastlines' colour, as the screen draws them over the plane."""
+    from PIL import Image, ImageDraw
+
+    image = Image.fromarray(np.ascontiguousarray(rgb), mode="RGB")
+    pen = ImageDraw.Draw(image)
+    height = rgb.shape[0]
+    for x, y in lines.runs():
+        rows = (height - y if north_up else y) - 0.5  # PIL's pixel centres are whole numbers
+        pen.line(
+            list(zip((x - 0.5).tolist(), rows.tolist(), strict=True)), fill=coastline_data.COLOUR
+        )
+    return np.asarray(image)
 
 
 def plane_tiff(view) -> tuple[object, tuple[int, ...]]:

@@ -30,6 +30,7 @@ from .cf_controls import CFControls
 from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
+from .coastlines import Coastlines
 from .contrast import colormap, safe_histogram
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
@@ -71,6 +72,8 @@ class ShownPlane:
     levels: tuple[float, float] | None  # one plane's contrast (None: not drawn yet)
     lut: np.ndarray  # one plane's colormap, 256 x 3 uint8
     north_up: bool  # row 0 drawn at the bottom (a map read north up)
+    missing: str = "chequer"  # what missing values show (``missing_colour.COLOURS``)
+    coastlines: tuple | None = None  # a map's (x, y) AxisCoordinates, coastlines drawn over it
 
 
 class ImageView(QWidget):
@@ -136,7 +139,8 @@ class ImageView(QWidget):
         self.controller.message.connect(self.message)
         self.axes = AxisControls()
         self.image_axes = ImageAxes(self.graphics.ci, self.view_box, self.axes)
-        self.image_axes.shown = self._follow_ortho  # the coordinates were read: tick the panes
+        self.image_axes.shown = self._coordinates_shown
+        self.coastlines = Coastlines(self)  # over latitude/longitude maps (View > Coastlines)
         self.channel_panel = ChannelPanel()
         self.channel_panel.changed.connect(self._channels_changed)
         self.controller.painted.connect(self.channel_panel.show_auto_windows)
@@ -345,6 +349,7 @@ class ImageView(QWidget):
         self.controller.update_view(self.view_rect(), self.screen_size(), force=force)
         self.cf_tools.show_title()
         self._follow_ortho()
+        self.coastlines.follow()  # the zoom: their resolution
 
     # -- what the docks and exports use ------------------------------------------------------
 
@@ -369,6 +374,8 @@ class ImageView(QWidget):
             levels=None if levels is None else tuple(levels),
             lut=np.asarray(lut, dtype=np.uint8)[:, :3],
             north_up=not self.view_box.yInverted(),
+            missing=self.missing.name,
+            coastlines=self.coastlines.shown_map(),
         )
 
     def add_marker(self, item) -> None:
@@ -400,6 +407,11 @@ class ImageView(QWidget):
         )
 
     # -- user actions ----------------------------------------------------------------------------
+
+    def _coordinates_shown(self) -> None:
+        """The coordinates were read: tick the orthogonal panes, place the coastlines."""
+        self._follow_ortho()
+        self.coastlines.follow()
 
     def _axes_changed(self, y: int, x: int) -> None:
         if self.state is not None and self.state.set_display_axes(y, x):

@@ -34,6 +34,7 @@ import zarrfs.engine as engine
 from zarrfs.storage_options import VERSION_FLAGS
 
 from . import (
+    coastlines,
     export,
     messages,
     missing_colour,
@@ -207,6 +208,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.messages_dock.toggleViewAction())
         series_view.install(self, view_menu)  # self.series, self.series_dock
         missing_colour.install(self, view_menu)
+        coastlines.install(self, view_menu)
         view_menu.addAction("Cache size…", self.ask_cache_size)
         if self.cache_size_override is None:
             self.apply_cache_setting()

@@ -5,11 +5,12 @@ NaN once decoded and drawn transparent (``masked_image``); without a backdrop th
 view's black, the same as the low end of the grey map, so a missing block read as data. A
 backdrop under the plane (and only under it: the view around stays black) shows through them:
 a chequer by default, as image editors show transparency, or a named colour. The choice is a
-setting (``missing_colour``).
+setting (``missing_colour``). The full-resolution export paints the same (:func:`paint`).
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QActionGroup, QBrush, QColor, QPainter, QPixmap
 from PySide6.QtWidgets import QGraphicsRectItem
@@ -39,6 +40,25 @@ def brush(name: str) -> QBrush:
         painter.fillRect(x, y, _SQUARE, _SQUARE, QColor(CHEQUER[1]))
     painter.end()
     return QBrush(tile)
+
+
+def paint(rgb: np.ndarray, missing: np.ndarray, name: str) -> None:
+    """Paint the pixels of ``rgb`` (rows, columns, 3 ``uint8``) where ``missing`` is true as
+    the screen shows missing values: the named colour, or the chequer in squares of 8 pixels
+    (the light grey at the top-left square, as :func:`brush`'s tile)."""
+    colour = COLOURS.get(name, COLOURS[DEFAULT])
+    if colour is not None:
+        rgb[missing] = _rgb(colour)
+        return
+    rows, cols = np.indices(missing.shape, sparse=True)
+    light = (rows // _SQUARE + cols // _SQUARE) % 2 == 0
+    rgb[missing & ~light] = _rgb(CHEQUER[0])
+    rgb[missing & light] = _rgb(CHEQUER[1])
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    """``"#rrggbb"`` as (red, green, blue)."""
+    return int(colour[1:3], 16), int(colour[3:5], 16), int(colour[5:7], 16)
 
 
 class MissingBackdrop(QGraphicsRectItem):

@@ -88,10 +88,10 @@ def test_readme_pictures_are_rendered(qapp, tmp_path):
     spec.loader.exec_module(module)
     module.write_climate(tmp_path / "climate.zarr")
     out = tmp_path / "cf.png"
-    module.screenshot(str(tmp_path / "climate.zarr"), out, "tas", index=3, colormap="viridis")
+    module.screenshot(str(tmp_path / "climate.zarr"), out, "sst", index=3, colormap="viridis")
     picture = QImage(str(out))
     assert (picture.width(), picture.height()) == module.SIZE
-    module.terminal(["$ ls ~/climate", "tas/"], tmp_path / "t.png")
+    module.terminal(["$ ls ~/climate", "sst/"], tmp_path / "t.png")
     assert QImage(str(tmp_path / "t.png")).width() > 100
     # viridis's yellow (warm tropics) is on screen: the map was drawn, not an empty window
     rgb = np.frombuffer(picture.convertToFormat(QImage.Format.Format_RGB888).constBits(), np.uint8)

@@ -27,6 +27,7 @@ def climate(tmp_path):
 def test_missing_values_in_their_own_colour(window, idle, climate):
     from zarrfs.viewer import missing_colour
 
+    window.coastlines_action.setChecked(False)  # a coast would cross the pixels looked at
     window.open_store(str(climate), {}, path="tas")
     idle(window)
     view = window.image
@@ -70,3 +71,79 @@ def test_raw_arrays_stay_grey_and_untitled(window, idle, sample_store):
     idle(window)
     assert window.image.state.colormap == "grey"
     assert not window.image.cf_tools.title.isVisible()
+
+
+def _colours(rgb) -> set[tuple[int, int, int]]:
+    return {tuple(int(v) for v in c) for c in rgb.reshape(-1, 3)}
+
+
+def test_exports_draw_missing_values_as_the_screen(window, idle, qtbot, climate, tmp_path):
+    """Both PNG exports paint missing values in the colour the screen shows, never black."""
+    from PySide6.QtGui import QImage
+
+    from tests.viewer.test_export import export_full, png_pixels
+    from zarrfs.viewer import missing_colour
+
+    window.coastlines_action.setChecked(False)  # a coast would cross the pixels looked at
+    window.open_store(str(climate), {}, path="tas")
+    idle(window)
+    view = window.image
+    dark, light = ((154, 154, 154), (200, 200, 200))  # the chequer's two greys
+    assert {missing_colour.QColor(c).getRgb()[:3] for c in missing_colour.CHEQUER} == {dark, light}
+    # tas is NaN at lat rows 0-2, lon columns 0-4: north up, the bottom rows 15-17 of 18
+    full = export_full(window, qtbot, tmp_path / "full.png")
+    assert full.shape == (18, 18, 3)
+    assert tuple(full[15, 0]) == dark and tuple(full[16, 0]) == light  # squares of 8 pixels
+    assert _colours(full[15:18, :5]) == {dark, light}
+    assert not _colours(full[:15]) & {dark, light, (0, 0, 0)}  # data elsewhere
+    assert not _colours(full[15:18, 5:]) & {dark, light, (0, 0, 0)}
+    # the screen figure: the chequer seen through the missing block
+    window.export_screen_png(str(tmp_path / "screen.png"))
+    screen = png_pixels(tmp_path / "screen.png")
+    scene = view.view_box.mapViewToScene(QPointF(2.5, 1.5))
+    at = view.graphics.viewport().mapTo(view.figure, view.graphics.mapFromScene(scene))
+    assert tuple(screen[at.y(), at.x()]) in (dark, light)
+    grabbed = view.graphics.viewport().grab().toImage().convertToFormat(QImage.Format.Format_RGB888)
+    assert grabbed.pixelColor(view.graphics.mapFromScene(scene)).getRgb()[:3] in (dark, light)
+    # a named colour, in both
+    missing_colour._choose(window, "magenta")
+    full = export_full(window, qtbot, tmp_path / "magenta.png")
+    assert _colours(full[15:18, :5]) == {(255, 0, 255)}
+    assert (255, 0, 255) not in _colours(full[:15])
+    window.export_screen_png(str(tmp_path / "screen2.png"))
+    assert tuple(png_pixels(tmp_path / "screen2.png")[at.y(), at.x()]) == (255, 0, 255)
+
+
+def test_screenshot_draws_missing_values_in_the_colour_set(climate, tmp_path):
+    """``zarrfs view --screenshot`` (a window grab) honours View > Missing values."""
+    import os
+    import subprocess
+    import sys
+
+    import numpy as np
+    from PIL import Image
+
+    config = tmp_path / "config"
+    (config / "zarrfs").mkdir(parents=True)
+    (config / "zarrfs" / "viewer.ini").write_text(
+        "[General]\nmissing_colour=magenta\ncoastlines=false\n"
+    )
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", XDG_CONFIG_HOME=str(config))
+    out = tmp_path / "shot.png"
+    result = subprocess.run(
+        [sys.executable, "-m", "zarrfs.cli", "view", str(climate), "--node", "tas"]
+        + ["--screenshot", str(out), "--size", "1000x700"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    rgb = np.asarray(Image.open(out).convert("RGB"))
+    magenta = np.all(rgb == (255, 0, 255), axis=-1)
+    rows, cols = np.nonzero(magenta)
+    # one block, 5 elements wide and 3 tall, as the plane is drawn (square elements)
+    assert magenta.sum() > 100
+    width, height = cols.max() - cols.min() + 1, rows.max() - rows.min() + 1
+    assert magenta.sum() == width * height
+    assert abs(width / height - 5 / 3) < 0.1
