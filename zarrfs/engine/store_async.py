@@ -81,7 +81,13 @@ class _Batch:
         while self.waiting and len(self.in_flight) < self.limit and not self.cancelled:
             i, path, attempt = self.waiting.popleft()
             try:
-                future = asyncio.ensure_future(self.start(path, self.requests[i]))
+                started = self.start(path, self.requests[i])
+                # obstore's futures as they are; fsspec's coroutines become tasks
+                future = (
+                    started
+                    if isinstance(started, asyncio.Future)
+                    else asyncio.ensure_future(started)
+                )
             except Exception as exc:  # noqa: BLE001 - sorted out by the store
                 self._failed(i, path, attempt, plain(exc))
                 continue
