@@ -34,17 +34,18 @@ def _range_length(req: ByteRequest) -> int | None:
 
 def asked_bytes(req: ByteRequest, data, url: str) -> bytes | memoryview:
     """The asked bytes of a response body from the store at ``url``: ``bytes`` as they are,
-    any other buffer (obstore's) as a memoryview of it, never copied (a plane of 512 KiB
-    chunks spent more CPU copying obstore's bodies into ``bytes`` than obstore spent getting
-    them)."""
+    any other buffer (obstore's) as a memoryview of it, not copied (a plane of 512 KiB chunks
+    spent more CPU copying obstore's bodies into ``bytes`` than obstore spent getting them);
+    but for the asked range of a whole object a server sent instead."""
     if not isinstance(data, bytes):
         data = memoryview(data)
     want = _range_length(req)
     if want is not None and len(data) > want:
         # a server may ignore Range and answer 200 with the whole object (RFC 9110,
-        # 14.2): the asked bytes are then a slice of it, never its first bytes
+        # 14.2): the asked bytes are then a slice of it, never its first bytes (a copy:
+        # a kept chunk must not hold the whole object)
         log.info("%s ignored a Range request for %s; using the whole object", url, req.key)
-        data = data[req.start : req.end] if req.start >= 0 else data[req.start :]
+        data = bytes(data[req.start : req.end] if req.start >= 0 else data[req.start :])
     return data
 
 
