@@ -515,3 +515,39 @@ def test_a_child_forked_after_obstore_started_fails_instead_of_hanging(http_serv
     finally:
         os.waitpid(pid, 0)
     assert answer.startswith(b"error") and b"forked" in answer, answer
+
+
+def test_obstore_bodies_reach_the_reader_uncopied_and_fetch_gives_bytes(http_server, volume):
+    """A stream hands obstore's buffers over as memoryviews of them (a 512 KiB chunk's copy
+    cost more CPU than obstore's request); fetch and get, which metadata reads use, give
+    bytes; the values are the stored bytes either way."""
+    from zarrfs.engine.store import ByteRequest, Store
+
+    root, _ = volume
+    server = http_server(root)
+    store = Store.from_url(server.url + "/plain")
+    assert store.objects is not None
+    keys = ["c/0/0/0", "c/1/2/3", "zarr.json"]
+    stored = {k: (root / "plain" / k).read_bytes() for k in keys}
+    requests = [ByteRequest(k) for k in keys] + [ByteRequest("c/1/2/3", 5, 40)]
+    streamed = {i: body for burst in store.stream(requests) for i, body in burst}
+    assert all(isinstance(streamed[i], memoryview) for i in range(len(requests)))
+    assert [bytes(streamed[i]) for i in range(3)] == [stored[k] for k in keys]
+    assert bytes(streamed[3]) == stored["c/1/2/3"][5:40]
+    fetched = store.fetch(requests)
+    assert all(type(b) is bytes for b in fetched)
+    assert fetched == [*(stored[k] for k in keys), stored["c/1/2/3"][5:40]]
+
+
+def test_a_piece_of_a_body_is_its_own_copy_unless_it_is_all_of_it():
+    """An inner chunk cut out of a whole shard (or of a coalesced range) owns its bytes: a
+    decoded chunk the cache keeps may be a view of them, and must not keep the shard alive."""
+    from zarrfs.engine.store_request import piece
+
+    body = memoryview(bytes(range(100)))
+    part = piece(body, 10, 20)
+    assert type(part) is bytes and part == bytes(range(10, 20))
+    assert piece(body, 0, 100) is body
+    assert piece(body, 0, 400) is body  # asked past its end: all there is (the caller checks)
+    assert piece(body, 95, 105) == bytes(range(95, 100))
+    assert piece(b"abcdef", 2, 4) == b"cd"

@@ -45,3 +45,49 @@ def test_local_whole_objects_missing_and_empty(store):
 def test_a_folder_where_an_object_should_be_is_an_error_not_data(store):
     out = store.fetch_each([ByteRequest("c")])
     assert isinstance(out[0], Exception) and "'c'" in str(out[0])
+
+
+def test_the_answers_of_one_turn_of_the_loop_reach_the_reader_as_one_burst(monkeypatch):
+    """Answers that land in one turn of the event loop are handed over together (one wake-up
+    of the reader, not one per answer), each under its own index, and the end once all came."""
+    import asyncio
+    import queue
+
+    from zarrfs.engine import store_async, store_faults
+
+    monkeypatch.setattr(store_faults, "RETRY_DELAY", 0.0)
+
+    loop = asyncio.new_event_loop()
+    futures: dict[str, asyncio.Future] = {}
+
+    def start(path: str, req: ByteRequest) -> asyncio.Future:
+        futures[path] = loop.create_future()
+        return futures[path]
+
+    async def turns(n: int) -> None:
+        for _ in range(n):
+            await asyncio.sleep(0)
+
+    arrived: queue.SimpleQueue = queue.SimpleQueue()
+    requests = [ByteRequest(f"k{i}") for i in range(5)]
+    batch = store_async._Batch(loop, requests, lambda key: f"/{key}", start, arrived)
+    try:
+        loop.call_soon(batch.begin)
+        loop.run_until_complete(turns(2))
+        assert sorted(futures) == [f"/k{i}" for i in range(5)] and arrived.empty()
+        for i in (3, 0, 1):
+            futures[f"/k{i}"].set_result(f"body {i}".encode())
+        loop.run_until_complete(turns(4))
+        assert arrived.get_nowait() == [(3, b"body 3"), (0, b"body 0"), (1, b"body 1")]
+        assert arrived.empty()
+        futures["/k2"].set_exception(ConnectionRefusedError("refused"))  # retried: no answer
+        futures["/k4"].set_result(b"body 4")
+        loop.run_until_complete(turns(4))
+        assert arrived.get_nowait() == [(4, b"body 4")] and arrived.empty()
+        futures["/k2"].set_result(b"body 2")  # the retry's future (a new one, same path)
+        loop.run_until_complete(turns(4))
+        assert arrived.get_nowait() == [(2, b"body 2")]
+        assert arrived.get_nowait() is store_async._END
+    finally:
+        batch.cancel()
+        loop.close()

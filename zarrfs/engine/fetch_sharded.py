@@ -32,6 +32,7 @@ from .planner import DimSelection, ShardRequest, count_chunks, plan, plan_in_sha
 from .sharding import MISSING as INDEX_MISSING
 from .sharding import ShardingCodec
 from .store import ByteRequest, Store
+from .store_request import piece
 
 _MISSING = int(INDEX_MISSING)
 
@@ -142,7 +143,7 @@ class ShardedChunks(ChunkSource):
         """One inner chunk's bytes out of the answer to its (merged) range request."""
         if isinstance(answer, ZarrfsError):
             return self.context_error(answer, req.key)
-        data = None if answer is None else answer[offset : offset + (req.end - req.start)]
+        data = None if answer is None else piece(answer, offset, offset + req.end - req.start)
         if data is None or len(data) != req.end - req.start:
             return ChunkDecodeError(
                 f"shard {req.key!r} of {self.url} is truncated: inner chunk {coords} wants "
@@ -205,12 +206,15 @@ class ShardedChunks(ChunkSource):
         raw = shard
         if shard is not None:
             size = self.sharding.index_size(self.shard_shape)
-            raw = shard[:size] if self.sharding.index_location == "start" else shard[-size:]
+            at = 0 if self.sharding.index_location == "start" else len(shard) - size
+            raw = piece(shard, max(0, at), at + size)
         index = self._index(key, raw)
         out = []
         for c in coords:
             where = self._inner(c, index, None if shard is None else len(shard))
-            part = shard[where[0] : where[0] + where[1]] if isinstance(where, tuple) else where
+            part = (
+                piece(shard, where[0], where[0] + where[1]) if isinstance(where, tuple) else where
+            )
             out.append(fetched(c, part))
         return out
 

@@ -54,7 +54,7 @@ from .store_faults import (
     status,
 )
 from .store_obstore import Objects
-from .store_request import ByteRequest, Fetched, asked_bytes
+from .store_request import Body, ByteRequest, Fetched, asked_bytes
 from .store_urls import protocols, url_below, url_protocol
 from .transport_defaults import S3FS_TRIES, default_options, merged
 
@@ -195,17 +195,19 @@ class Store:
         out: list = [unanswered] * len(requests)
         for arrived in self.stream(requests, stop):
             for i, r in arrived:
-                out[i] = r
+                out[i] = bytes(r) if isinstance(r, memoryview) else r
         return [
             ReadCancelled(path=self.url, store_url=self.url) if r is unanswered else r for r in out
         ]
 
     def stream(
         self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None = None
-    ) -> Iterator[list[tuple[int, Fetched | StoreError]]]:
+    ) -> Iterator[list[tuple[int, Body | StoreError]]]:
         """Every request at once; yields ``(index, result)`` pairs as results arrive (async
         filesystems: each burst of responses as soon as it lands, so a caller can decode early
-        arrivals while later ones are on the wire). Results are as in :meth:`fetch_each`.
+        arrivals while later ones are on the wire). Results are as in :meth:`fetch_each`,
+        but for bodies, which are handed over as the transport gave them, uncopied (bytes, or
+        a read-only memoryview of obstore's buffer).
         ``stop`` is polled while waiting: once it returns True, requests still in flight are
         cancelled and the stream ends (their results never come)."""
         if not requests:
@@ -238,7 +240,7 @@ class Store:
                 answered += len(out)
                 stats.add(
                     requests=len(out),
-                    bytes_fetched=sum(len(r) for _, r in out if isinstance(r, bytes)),
+                    bytes_fetched=sum(len(r) for _, r in out if isinstance(r, bytes | memoryview)),
                 )
                 yield out
         finally:  # a consumer that stops early stops the requests still in flight
@@ -250,7 +252,7 @@ class Store:
             self._down_until = time.monotonic() + _DOWN_SECONDS
             self._down_reason = describe(unreachable[0])
 
-    def _result(self, req: ByteRequest, raw) -> Fetched | StoreError:
+    def _result(self, req: ByteRequest, raw) -> Body | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
         StoreError naming it."""
         if not isinstance(raw, BaseException):

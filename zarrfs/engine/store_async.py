@@ -8,7 +8,9 @@ Each request that fails transiently is retried on its own; at most fsspec's
 ``nofiles_gather_batch_size`` requests are in flight at once; the cyclic garbage collector is
 held off while they go out (``gcpause``); a reader that gives up (``stop``) cancels the rest.
 Requests are futures with a callback each, not a coroutine each: obstore's futures need no
-task around them, and a plane is hundreds of requests.
+task around them, and a plane is hundreds of requests. The answers that land in one turn of
+the loop are handed over together: one wake-up of the reader per turn, not per answer (a wake
+per answer made the reader's thread fight the loop's for the GIL 256 times a plane).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class _Batch:
     def __init__(self, loop, requests, full_path, start, arrived: queue.SimpleQueue):
         self.loop, self.requests, self.full_path, self.start = loop, requests, full_path, start
         self.arrived = arrived
+        self.landed: list[tuple[int, object]] = []  # answers of this turn, not handed over yet
         self.waiting: deque[tuple[int, str, int]] = deque()  # (index, path, attempt)
         self.in_flight: set[asyncio.Future] = set()
         self.retrying: set[asyncio.TimerHandle] = set()
@@ -78,7 +81,13 @@ class _Batch:
         while self.waiting and len(self.in_flight) < self.limit and not self.cancelled:
             i, path, attempt = self.waiting.popleft()
             try:
-                future = asyncio.ensure_future(self.start(path, self.requests[i]))
+                started = self.start(path, self.requests[i])
+                # obstore's futures as they are; fsspec's coroutines become tasks
+                future = (
+                    started
+                    if isinstance(started, asyncio.Future)
+                    else asyncio.ensure_future(started)
+                )
             except Exception as exc:  # noqa: BLE001 - sorted out by the store
                 self._failed(i, path, attempt, plain(exc))
                 continue
@@ -114,8 +123,14 @@ class _Batch:
         self.retrying.add(handle)
 
     def _answer(self, i: int, result: object) -> None:
-        self.arrived.put((i, result))
+        if not self.landed:  # the first of this turn: hand them over once the turn is done
+            self.loop.call_soon(self._hand_over)
+        self.landed.append((i, result))
         self.left -= 1
+
+    def _hand_over(self) -> None:
+        landed, self.landed = self.landed, []
+        self.arrived.put(landed)
         if self.left == 0:
             self.arrived.put(_END)
 
@@ -161,12 +176,12 @@ def arrivals(
                 continue
             burst = []
             while item is not _END:
-                burst.append(item)
-                left.discard(item[0])
+                burst += item
                 try:
                     item = arrived.get_nowait()
                 except queue.Empty:
                     break
+            left.difference_update(i for i, _ in burst)
             if burst:
                 yield burst
             if item is _END:
