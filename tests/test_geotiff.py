@@ -11,7 +11,15 @@ import pytest
 import tifffile
 
 import zarrfs.engine as engine
-from tests.geo_stores import LCC, write_gdal, write_latlon, write_lcc
+from tests.geo_stores import (
+    GEOSTATIONARY,
+    LCC,
+    ROTATED_POLE,
+    write_gdal,
+    write_latlon,
+    write_lcc,
+    write_mapped,
+)
 from tests.ome_writers import write_ome_zarr_py
 from zarrfs.cli import main
 from zarrfs.fuse.options import MountOptions
@@ -103,6 +111,64 @@ def test_lambert_conformal_grid_mapping_parameters(tmp_path):
             (-512_500.0, 25_000.0, 0.0, 412_500.0, 0.0, -25_000.0)
         )
         assert np.array_equal(f.read(1), np.arange(1200, dtype="float32").reshape(30, 40))
+
+
+def test_rotated_pole_grid_mapping(tmp_path):
+    """CORDEX's rotated pole (no GeoTIFF key has a code for it): GDAL reads it from the WKT in
+    the citation, as PROJ's ``ob_tran`` with the pole written."""
+    x, y = -28.0 + 0.44 * np.arange(40), 21.0 - 0.44 * np.arange(30)
+    url = write_mapped(tmp_path / "rot.zarr", ROTATED_POLE, x, y, ("rlat", "rlon"), "degrees")
+    out = tmp_path / "rot.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        proj = f.crs.to_dict()
+        assert (proj["proj"], proj["o_proj"]) == ("ob_tran", "longlat")
+        assert proj["o_lat_p"] == ROTATED_POLE["grid_north_pole_latitude"]
+        assert proj["lon_0"] == ROTATED_POLE["grid_north_pole_longitude"] + 180
+        assert proj["o_lon_p"] == ROTATED_POLE["north_pole_grid_longitude"]
+        assert f.transform.to_gdal() == pytest.approx((-28.22, 0.44, 0.0, 21.22, 0.0, -0.44))
+        assert f.xy(3, 5) == pytest.approx((x[5], y[3]))
+        assert np.array_equal(f.read(1), np.arange(1200, dtype="float32").reshape(30, 40))
+
+
+def test_geostationary_grid_mapping_with_scanning_angles(tmp_path):
+    """GOES-16's view, x/y in radians (CF: scanning angles): GDAL gets the CRS with its sweep
+    axis and satellite height, and the geotransform in metres (angle times that height)."""
+    import pyproj
+
+    x, y = -0.1 + 0.001 * np.arange(40), 0.08 - 0.001 * np.arange(30)
+    url = write_mapped(tmp_path / "geos.zarr", GEOSTATIONARY, x, y, ("y", "x"), "rad")
+    out = tmp_path / "geos.tif"
+    _get(url / "tas", "[...]", out)
+    height = GEOSTATIONARY["perspective_point_height"]
+    with rasterio.open(out) as f:
+        proj = pyproj.CRS(f.crs.to_wkt()).to_dict()  # rasterio's to_dict drops the sweep
+        assert (proj["proj"], proj["sweep"]) == ("geos", "x")
+        assert proj["h"] == height and proj["lon_0"] == -75
+        ellipsoid = pyproj.CRS(f.crs.to_wkt()).ellipsoid
+        assert ellipsoid.semi_major_metre == GEOSTATIONARY["semi_major_axis"]
+        assert ellipsoid.semi_minor_metre == pytest.approx(GEOSTATIONARY["semi_minor_axis"])
+        expected = ((x[0] - 0.0005) * height, 0.001 * height, 0.0)
+        expected += ((y[0] + 0.0005) * height, 0.0, -0.001 * height)
+        assert f.transform.to_gdal() == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_grid_mapping_proj_cannot_express_gets_no_crs(tmp_path, capsys):
+    x, y = 1000.0 * np.arange(40), 1000.0 * np.arange(30)[::-1]
+    mapping = {"grid_mapping_name": "made_up_projection", "false_easting": 0.0}
+    url = write_mapped(tmp_path / "odd.zarr", mapping, x, y, ("y", "x"), "m")
+    out = tmp_path / "odd.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        assert f.crs is None  # none rather than a wrong one; the grid is still placed
+        assert f.transform.to_gdal() == pytest.approx((-500.0, 1000.0, 0.0, 29500.0, 0.0, -1000.0))
+    capsys.readouterr()
+    assert main(["info", str(url / "tas")]) == 0
+    out_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "no CRS (grid_mapping crs: PROJ cannot express grid_mapping_name 'made_up_projection'"
+        in (out_text)
+    )
 
 
 def test_grid_mapping_crs_wkt_with_an_epsg_code(tmp_path):

@@ -5,7 +5,9 @@ for the mount's files, ``zarrfs get -o x.tif`` and the viewer's export.
   (``engine.cf.georeference``): ModelPixelScale and ModelTiepoint (pixel-is-area: the tie point
   is the outer corner of the first cell; ModelTransformation for a grid stored south up), and the GeoKey directory: an EPSG code
   (GeographicTypeGeoKey or ProjectedCSTypeGeoKey), else the WKT as GDAL reads it from a user
-  defined model (``PCSCitationGeoKey = "ESRI PE String = <WKT>"``, at most 2400 bytes).
+  defined model (``PCSCitationGeoKey = "ESRI PE String = <WKT>"``, at most 2400 bytes, in
+  PROJ's shortest WKT that fits): GDAL 3 reads any CRS PROJ knows from it (rotated poles,
+  geostationary views), where GeoTIFF's own keys have no code for them.
 * **GDAL's metadata** (tag 42112, XML) of a CF variable: ``SCALE``/``OFFSET`` (raw values),
   ``UNITTYPE`` and ``DESCRIPTION`` per band, ``units``, ``long_name``, ``standard_name`` and the
   plane's position on the other axes (``time=2020-07-01``) for the dataset; **GDAL_NODATA**
@@ -161,15 +163,18 @@ def geo_tags(geo) -> tuple[Tag, ...]:
         else:
             keys += [(_MODEL_TYPE, 0, 1, _PROJECTED), (_PROJECTED_TYPE, 0, 1, crs.epsg)]
     elif crs is not None and crs.wkt is not None:
-        citation = "ESRI PE String = " + " ".join(crs.wkt.split())
-        if len(citation) < _PE_LIMIT:
-            ascii_params = citation + "|"
+        prefix = "ESRI PE String = "
+        wkt = engine.cf.compact_wkt(crs.wkt, _PE_LIMIT - len(prefix))
+        if wkt is not None:
+            ascii_params = prefix + wkt + "|"
             keys += [
                 (_MODEL_TYPE, 0, 1, _USER_DEFINED),
                 (_PCS_CITATION, _ASCII_PARAMS, len(ascii_params), 0),
             ]
         else:
             log.info("CRS of %d characters left out of the GeoTIFF keys", len(crs.wkt))
+    if len(keys) == 1:  # no CRS: no key directory, which GDAL would read as a local CS
+        return tuple(tags)
     keys.sort()
     directory = (1, 1, 0, len(keys)) + tuple(v for key in keys for v in key)
     tags.append(Tag(_KEY_DIRECTORY, SHORT, directory))

@@ -26,7 +26,7 @@ import numpy as np
 from . import cf_axes as axes
 from . import cf_decode, cf_geo
 from .cf_axes import axis_kind
-from .cf_geo import CRS, Georeference, NoGeoreference
+from .cf_geo import CRS, Georeference, NoGeoreference, compact_wkt
 from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
 
@@ -447,6 +447,7 @@ __all__ = [
     "Packing",
     "TimeUnits",
     "Variable",
+    "compact_wkt",
     "coordinate",
     "coordinate_arrays",
     "coordinate_labels",
