@@ -70,6 +70,29 @@ def test_latlon_plane_is_a_geotiff_in_epsg4326(tmp_path, lat, lon):
         assert f.xy(3, 5) == pytest.approx((lon[5], lat[3]))
 
 
+def test_decoded_plane_is_float32_with_nan_as_nodata(tmp_path):
+    """``get --decode``: int16 counts unpacked to float32 (xarray's values, to float32), NaN
+    as nodata, no scale or offset left to apply; a float64 variable stays float64."""
+    import zarr
+
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    decoded = xr.open_zarr(str(url), consolidated=False)
+    out = tmp_path / "july.tif"
+    assert main(["get", str(url / "t2m"), "[1]", "--decode", "-o", str(out)]) == 0
+    with rasterio.open(out) as f:
+        assert f.dtypes == ("float32",) and np.isnan(f.nodata)
+        assert f.scales == (1.0,) and f.offsets == (0.0,) and f.crs.to_epsg() == 4326
+        expected = decoded.t2m.values[1].astype(np.float32)
+        assert np.isnan(expected[0, 0]) and np.array_equal(f.read(1), expected, equal_nan=True)
+    fine = zarr.open_array(str(url / "t2m"), mode="r+")  # steps float32 cannot tell apart
+    fine.attrs["scale_factor"] = 1e-9  # beside an offset of 273.15
+    out64 = tmp_path / "fine.tif"
+    assert main(["get", str(url / "t2m"), "[1]", "--decode", "-o", str(out64)]) == 0
+    with rasterio.open(out64) as f:
+        assert f.dtypes == ("float64",)
+
+
 def test_a_window_shifts_the_geotransform(tmp_path):
     lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
     url = write_latlon(tmp_path / "ll.zarr", lat, lon)

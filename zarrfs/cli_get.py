@@ -163,6 +163,8 @@ def _write_tiff(
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
     data = data.astype(data.dtype.newbyteorder("="), copy=False)
+    if decoded and source is not None and data.dtype.kind == "f":  # the mount's .cf.tif type
+        data = data.astype(tiff_meta.decoded_dtype(source, data.dtype), copy=False)
     tags, ome = (), None
     if source is not None and source.ndim >= 2:
         items = _normalized(_expand(selection, source.ndim), tuple(source.shape))

@@ -422,6 +422,16 @@ def _ome_color(rgb) -> int:
     return value - (1 << 32) if value >= 1 << 31 else value
 
 
+def decoded_dtype(array, dtype: np.dtype) -> np.dtype:
+    """The type of a TIFF of ``array``'s CF-decoded values (``dtype`` as decoded): float32
+    where it holds them (``engine.cf.compact_dtype``), as the mount's ``.cf.tif``."""
+    try:
+        compact = engine.cf.compact_dtype(engine.cf.variable(array))
+    except engine.ZarrfsError:
+        return dtype
+    return compact if compact.kind == "f" and compact.itemsize < dtype.itemsize else dtype
+
+
 def level_of(array):
     """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None."""
     parent = getattr(array, "parent", None)

@@ -32,10 +32,12 @@ def test_cf_planes_are_geotiffs(tmp_path, mount):
         assert f.units == ("K",) and f.tags()["time"] == "2020-07-01"
         assert np.array_equal(f.read(1), raw.t2m.values[1])
     with rasterio.open(planes / "time_2.cf.tif") as f:
-        assert f.dtypes == ("float64",) and np.isnan(f.nodata)
+        assert f.dtypes == ("float32",) and np.isnan(f.nodata)  # int16 counts: float32
         assert f.scales == (1.0,) and f.offsets == (0.0,)  # already unscaled
         assert f.crs.to_epsg() == 4326 and f.tags()["time"] == "2020-08-01"
-        assert np.array_equal(f.read(1), decoded.t2m.values[2], equal_nan=True)
+        expected = decoded.t2m.values[2].astype(np.float32)  # xarray's decode, as float32
+        assert np.isnan(expected[0, 0]) and np.array_equal(f.read(1), expected, equal_nan=True)
+    assert (planes / "time_2.cf.npy").stat().st_size == 128 + 8 * lat.size * lon.size  # float64
     assert (mnt / "t2m" / "planes" / "time_1.tif").stat().st_size == (
         planes / "time_2020-07-01.tif"
     ).stat().st_size

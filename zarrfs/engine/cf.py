@@ -90,6 +90,28 @@ class Variable:
         return _float_dtype(self.stored_dtype, self.packing)
 
 
+def compact_dtype(var: Variable) -> np.dtype:
+    """The decoded values' type in a file made to be read by other programs (a ``.cf.tif``):
+    float32 for 8- and 16-bit integers whose packing keeps every decoded value apart in
+    float32 (as the netCDF tools unpack them: 24 bits of float32 hold 16 bits of counts),
+    else ``var.decoded_dtype`` (a float64 variable stays float64; 32-bit counts need it)."""
+    dtype = var.decoded_dtype
+    stored = var.stored_dtype
+    if dtype != np.float64 or stored.kind not in "iu" or stored.itemsize > 2:
+        return dtype
+    scale, offset = 1.0, 0.0
+    if var.packing is not None:
+        scale = 1.0 if var.packing.scale_factor is None else abs(var.packing.scale_factor)
+        offset = 0.0 if var.packing.add_offset is None else abs(var.packing.add_offset)
+    info = np.iinfo(stored)
+    largest = offset + scale * max(abs(info.min), info.max)
+    finite = math.isfinite(largest) and 0 < scale and largest < float(np.finfo(np.float32).max)
+    # apart: float32's spacing at the largest value is under half a packing step
+    if finite and float(np.spacing(np.float32(largest))) <= scale / 2:
+        return np.dtype(np.float32)
+    return dtype
+
+
 def _float_dtype(stored: np.dtype, packing: Packing | None) -> np.dtype:
     if packing is not None:  # JSON numbers are doubles, so xarray unpacks to float64
         return np.dtype(np.float64)
@@ -447,6 +469,7 @@ __all__ = [
     "Packing",
     "TimeUnits",
     "Variable",
+    "compact_dtype",
     "compact_wkt",
     "coordinate",
     "coordinate_arrays",
