@@ -268,6 +268,9 @@ def test_ome_channels_become_an_ome_tiff_that_validates(tmp_path):
     with tifffile.TiffFile(out) as f:
         ome = from_xml(f.ome_metadata, validate=True)
         assert np.array_equal(f.asarray(), written.data[0:2, 1])
+        page = f.pages[0]  # Fiji without Bio-Formats: centimetres, which ImageJ shows in µm
+        assert page.tags["ResolutionUnit"].value == tifffile.RESUNIT.CENTIMETER
+        assert page.get_resolution("MICROMETER") == pytest.approx((2.0, 2.0))
     pixels = ome.images[0].pixels
     assert [c.name for c in pixels.channels] == ["DAPI", "GFP"]
     assert [c.color.as_rgb_tuple()[:3] for c in pixels.channels] == [(0, 0, 255), (0, 255, 0)]

@@ -152,7 +152,7 @@ def _fixed_width(data: np.ndarray) -> np.ndarray:
 def _write_tiff(
     data: np.ndarray, path: Path, source=None, selection: tuple = (), decoded: bool = False
 ) -> None:
-    from . import tiff_meta
+    from . import tiff_meta, tiff_ome
 
     if data.ndim < 2:
         raise OutputError(
@@ -171,7 +171,7 @@ def _write_tiff(
         level = tiff_meta.level_of(source)
         tags = tiff_meta.selection_tags(source, items, level, decoded)
         if level is not None and data.ndim > 2:
-            ome = tiff_meta.ome_metadata(level, items, tuple(source.shape))
+            ome = tiff_ome.ome_options(level, items, tuple(source.shape))
     tiff_meta.write(path, data, tags, ome)
 
 

@@ -66,22 +66,43 @@ def test_a_store_written_by_gdal(tmp_path, mount):
 
 
 def test_ome_planes_and_composite_are_calibrated(tmp_path, mount):
+    """A channel's plane: ImageJ's description (unit, spacing), label, LUT and window. The
+    composite of several: OME-XML valid against the schema (physical sizes, the blended
+    channels' names and colours), its pixel size in centimetres, which ImageJ shows in µm."""
+    from ome_types import from_xml
+
     written = write_ome_zarr_py(tmp_path, "0.4")
     mnt = mount(str(written.path), "composite").path
-    for name in ("c_1/z_2.tif", "composite/z_2.tif"):
-        with tifffile.TiffFile(mnt / "s0" / "planes" / name) as f:
-            assert f.imagej_metadata["unit"] == "micron"
-            assert f.imagej_metadata["spacing"] == 2.0
-            numerator, denominator = f.pages[0].tags["YResolution"].value
-            assert numerator / denominator == pytest.approx(2.0)  # 0.5 micron pixels
-            if name.startswith("c_1"):  # its omero name, colour (a LUT) and window
-                assert np.array_equal(f.asarray(), written.data[1, 2])
-                assert f.imagej_metadata["Labels"] == "GFP"
-                assert f.imagej_metadata["Ranges"] == (0.0, 2000.0)
-                lut = np.asarray(f.imagej_metadata["LUTs"]).reshape(3, 256)
-                assert lut[:, -1].tolist() == [0, 255, 0] and lut[1, 128] == 128
-            else:  # the active channels blended
-                assert f.imagej_metadata["Labels"] == "composite of DAPI, GFP"
+    with tifffile.TiffFile(mnt / "s0" / "planes" / "c_1" / "z_2.tif") as f:
+        assert f.imagej_metadata["unit"] == "micron"
+        assert f.imagej_metadata["spacing"] == 2.0
+        numerator, denominator = f.pages[0].tags["YResolution"].value
+        assert numerator / denominator == pytest.approx(2.0)  # 0.5 micron pixels
+        assert np.array_equal(f.asarray(), written.data[1, 2])
+        assert f.imagej_metadata["Labels"] == "GFP"  # its omero name, colour (a LUT), window
+        assert f.imagej_metadata["Ranges"] == (0.0, 2000.0)
+        lut = np.asarray(f.imagej_metadata["LUTs"]).reshape(3, 256)
+        assert lut[:, -1].tolist() == [0, 255, 0] and lut[1, 128] == 128
+    composite = mnt / "s0" / "planes" / "composite" / "z_2.tif"
+    with tifffile.TiffFile(composite) as f:
+        assert f.is_ome and f.series[0].axes == "YXS"
+        ome = from_xml(f.ome_metadata, validate=True)
+        page = f.pages[0]
+        assert page.tags["ResolutionUnit"].value == tifffile.RESUNIT.CENTIMETER
+        assert page.get_resolution("MICROMETER") == pytest.approx((2.0, 2.0))
+        # ImageJ (no Bio-Formats) shows a cm pixel size of at most 1e-3 cm in µm
+        assert 1 / page.get_resolution()[0] <= 1e-3
+        assert page.tags["IJMetadata"].value["Labels"] == "composite of DAPI, GFP"
+    pixels = ome.images[0].pixels
+    assert (pixels.size_x, pixels.size_y, pixels.size_c) == (64, 48, 3)
+    assert pixels.physical_size_x == 0.5 and pixels.physical_size_x_unit.value == "µm"
+    assert pixels.physical_size_y == 0.5 and pixels.physical_size_z == 2.0
+    assert [c.name for c in pixels.channels] == ["composite of DAPI, GFP"]
+    blended = {m.k: m.value for m in ome.structured_annotations.map_annotations[0].value.ms}
+    assert blended == {
+        "DAPI": "color #0000FF, window 100..3000",
+        "GFP": "color #00FF00, window 0..2000",
+    }
     with tifffile.TiffFile(mnt / "s1" / "planes" / "c_0" / "z_0.tif") as f:
         numerator, denominator = f.pages[0].tags["XResolution"].value
         assert numerator / denominator == pytest.approx(1.0)  # level 1: 1 micron pixels
