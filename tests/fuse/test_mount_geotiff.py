@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tifffile
 
-from tests.geo_stores import write_gdal, write_latlon
+from tests.geo_stores import GEOSTATIONARY, ROTATED_POLE, write_gdal, write_latlon, write_mapped
 from tests.ome_writers import write_ome_zarr_py
 
 rasterio = pytest.importorskip("rasterio")
@@ -41,6 +41,42 @@ def test_cf_planes_are_geotiffs(tmp_path, mount):
     assert (mnt / "t2m" / "planes" / "time_1.tif").stat().st_size == (
         planes / "time_2020-07-01.tif"
     ).stat().st_size
+
+
+def test_rotated_pole_and_geostationary_grids(tmp_path, mount):
+    """CF grid mappings no GeoTIFF key has a code for reach GDAL through the mount's files (the
+    WKT in the citation); one PROJ cannot express gets none, and info.txt says why."""
+    import pyproj
+
+    x, y = -28.0 + 0.44 * np.arange(40), 21.0 - 0.44 * np.arange(30)
+    write_mapped(tmp_path / "s.zarr" / "rot", ROTATED_POLE, x, y, ("rlat", "rlon"), "degrees")
+    angles_x, angles_y = -0.1 + 0.001 * np.arange(40), 0.08 - 0.001 * np.arange(30)
+    geos = GEOSTATIONARY
+    write_mapped(tmp_path / "s.zarr" / "geos", geos, angles_x, angles_y, ("y", "x"), "rad")
+    odd = {"grid_mapping_name": "made_up_projection"}
+    write_mapped(tmp_path / "s.zarr" / "odd", odd, x * 1000, y * 1000, ("y", "x"), "m")
+    mnt = mount(str(tmp_path / "s.zarr")).path
+    with rasterio.open(mnt / "rot" / "tas" / "data.tif") as f:
+        proj = f.crs.to_dict()
+        assert (proj["proj"], proj["o_lat_p"], proj["lon_0"]) == ("ob_tran", 39.25, 18.0)
+        assert f.xy(3, 5) == pytest.approx((x[5], y[3]))
+    with rasterio.open(mnt / "geos" / "tas" / "data.tif") as f:
+        proj = pyproj.CRS(f.crs.to_wkt()).to_dict()
+        assert (proj["proj"], proj["sweep"], proj["h"]) == (
+            "geos",
+            "x",
+            geos["perspective_point_height"],
+        )
+        height = geos["perspective_point_height"]
+        assert f.xy(0, 0) == pytest.approx((angles_x[0] * height, angles_y[0] * height))
+    with rasterio.open(mnt / "odd" / "tas" / "data.tif") as f:
+        assert f.crs is None and f.xy(0, 0) == pytest.approx((x[0] * 1000, y[0] * 1000))
+    info = " ".join((mnt / "odd" / "tas" / "info.txt").read_text().split())
+    assert (
+        "no CRS (grid_mapping crs: PROJ cannot express grid_mapping_name 'made_up_projection'"
+        in info
+    )
+    assert "Pole rotation" in (mnt / "rot" / "tas" / "info.txt").read_text()
 
 
 def test_irregular_grid_says_why_in_info(tmp_path, mount):

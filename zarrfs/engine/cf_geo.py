@@ -224,7 +224,7 @@ def _from_wkt(wkt: str, source: str, attrs: dict | None = None) -> CRS:
 def _wkt_name(wkt: str) -> str:
     """The CRS's name, else its projection method's."""
     match = re.match(r'\s*\w+\[\s*"([^"]*)"', wkt)
-    if match and match.group(1).lower() not in ("", "unknown", "unnamed"):
+    if match and match.group(1).lower() not in ("", "unknown", "unnamed", "undefined"):
         return match.group(1)
     method = re.search(r'(?:PROJECTION|METHOD)\[\s*"([^"]*)"', wkt)
     return method.group(1) if method else "a WKT CRS"
