@@ -325,3 +325,20 @@ def test_each_channel_plane_names_its_own_channel(tmp_path):
             c, z = int(name[2]), int(name[-1])
             assert np.array_equal(f.asarray(), written.data[c, z])
     assert labels == ["DAPI", "DAPI", "GFP", "RFP"]
+
+
+def test_a_level_below_its_image_is_calibrated_as_in_the_mount(tmp_path):
+    """ngff-zarr's levels sit two groups below the image (``scale0/image``): ``get`` finds the
+    image there, as the mount does, and writes the mount's bytes."""
+    from tests.ome_writers import write_ngff_zarr
+
+    written = write_ngff_zarr(tmp_path, "0.4")
+    out = tmp_path / "plane.tif"
+    _get(written.path / "scale0" / "image", "[1, 2]", out)
+    with tifffile.TiffFile(out) as f:
+        assert f.imagej_metadata["unit"] == "micron" and f.imagej_metadata["spacing"] == 2.0
+        assert f.pages[0].get_resolution() == pytest.approx((2.0, 2.0))  # 0.5 µm pixels
+        assert np.array_equal(f.asarray(), written.data[1, 2])
+    tree = VirtualTree(lambda: engine.open(str(written.path)), MountOptions())
+    entry = tree.resolve("/scale0/image/planes/c_1/z_2.tif")
+    assert bytes(entry.open().read(0, entry.size)) == out.read_bytes()

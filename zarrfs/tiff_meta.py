@@ -385,12 +385,24 @@ def decoded_dtype(array, dtype: np.dtype) -> np.dtype:
     return compact if compact.kind == "f" and compact.itemsize < dtype.itemsize else dtype
 
 
+#: how far above a level its image may be (ngff-zarr: ``image/scale0/image``, two)
+_IMAGE_DEPTH = 3
+
+
 def level_of(array):
-    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None."""
+    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None: declared by its
+    group, or by an ancestor a few groups up (ngff-zarr's ``scale0/image``), as the mount
+    finds levels."""
     parent = getattr(array, "parent", None)
-    if parent is None:
-        return None
-    return engine.image_levels(parent).get(array.name)
+    for _ in range(_IMAGE_DEPTH):
+        if parent is None:
+            return None
+        below = array.path[len(parent.path) :].strip("/")
+        level = engine.image_levels(parent).get(below)
+        if level is not None:
+            return level
+        parent = getattr(parent, "parent", None)
+    return None
 
 
 def write_plane(path, array, index: tuple[int, ...]) -> None:
