@@ -342,3 +342,37 @@ def test_a_level_below_its_image_is_calibrated_as_in_the_mount(tmp_path):
     tree = VirtualTree(lambda: engine.open(str(written.path)), MountOptions())
     entry = tree.resolve("/scale0/image/planes/c_1/z_2.tif")
     assert bytes(entry.open().read(0, entry.size)) == out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "unit, symbol, per_cm",
+    [("nanometer", "nm", 1e7 / 250), ("foot", "ft", 1 / (250 * 30.48)), ("furlong", None, None)],
+)
+def test_ome_units_name_their_length_or_leave_it_out(unit, symbol, per_cm):
+    """Every NGFF space unit becomes OME's symbol and a resolution per centimetre; a unit OME
+    has no symbol for leaves the size out, rather than OME's default (µm)."""
+    from types import SimpleNamespace
+
+    from ome_types import from_xml
+
+    from zarrfs import tiff_ome
+
+    axes = tuple(SimpleNamespace(name=n, type="space", unit=unit) for n in "zyx")
+    level = SimpleNamespace(
+        image=SimpleNamespace(multiscale=SimpleNamespace(axes=axes), channel_axis=None),
+        dataset=SimpleNamespace(scale=(1.0, 250.0, 250.0)),
+    )
+    options = tiff_ome.ome_options(level, [slice(0, 2), slice(None), slice(None)], (2, 8, 8))
+    ome = options["metadata"]
+    if symbol is None:
+        assert "PhysicalSizeX" not in ome and "resolution" not in options
+        return
+    assert ome["PhysicalSizeXUnit"] == symbol and ome["PhysicalSizeX"] == 250.0
+    assert options["resolutionunit"] == "CENTIMETER"
+    assert options["resolution"] == pytest.approx((per_cm, per_cm))
+    import tifffile
+
+    xml = tifffile.OmeXml()
+    xml.addimage(np.uint8, (2, 8, 8), (2, 1, 1, 8, 8, 1), **ome)
+    pixels = from_xml(xml.tostring(), validate=True).images[0].pixels
+    assert pixels.physical_size_x_unit.value == symbol

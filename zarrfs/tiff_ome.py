@@ -22,26 +22,36 @@ import numpy as np
 from .tiff import ASCII, RATIONAL, SHORT, Tag
 from .tiff_meta import imagej_channels, rational
 
-#: OME-Zarr space units (UDUNITS-2 names) -> the OME-XML unit symbols
-_OME_UNITS = {
-    "angstrom": "Å",
-    "nanometer": "nm",
-    "micrometer": "µm",
-    "millimeter": "mm",
-    "centimeter": "cm",
-    "meter": "m",
-    "kilometer": "km",
+#: OME-Zarr's space units (NGFF 0.4 "axes") -> (the OME-XML unit symbol, centimetres)
+_LENGTHS = {
+    "yoctometer": ("ym", 1e-22),
+    "zeptometer": ("zm", 1e-19),
+    "attometer": ("am", 1e-16),
+    "femtometer": ("fm", 1e-13),
+    "picometer": ("pm", 1e-10),
+    "angstrom": ("Å", 1e-8),
+    "nanometer": ("nm", 1e-7),
+    "micrometer": ("µm", 1e-4),
+    "millimeter": ("mm", 0.1),
+    "centimeter": ("cm", 1.0),
+    "decimeter": ("dm", 10.0),
+    "meter": ("m", 100.0),
+    "hectometer": ("hm", 1e4),
+    "kilometer": ("km", 1e5),
+    "megameter": ("Mm", 1e8),
+    "gigameter": ("Gm", 1e11),
+    "terameter": ("Tm", 1e14),
+    "petameter": ("Pm", 1e17),
+    "exameter": ("Em", 1e20),
+    "zettameter": ("Zm", 1e23),
+    "yottameter": ("Ym", 1e26),
+    "inch": ("in", 2.54),
+    "foot": ("ft", 30.48),
+    "yard": ("yd", 91.44),
+    "mile": ("mi", 160934.4),
+    "parsec": ("pc", 3.0856775814913673e18),
 }
-#: OME-Zarr space units -> centimetres (TIFF's ResolutionUnit 3)
-_CENTIMETRES = {
-    "angstrom": 1e-8,
-    "nanometer": 1e-7,
-    "micrometer": 1e-4,
-    "millimeter": 0.1,
-    "centimeter": 1.0,
-    "meter": 100.0,
-    "kilometer": 1e5,
-}
+_SYMBOLS = {symbol: cm for symbol, cm in _LENGTHS.values()}
 _DESCRIPTION, _X_RESOLUTION, _Y_RESOLUTION, _RESOLUTION_UNIT = 270, 282, 283, 296
 _NONE, _CENTIMETER = 1, 3
 #: the name space of the composites' OME UUIDs: a file's bytes depend on its metadata alone
@@ -83,10 +93,12 @@ def _physical_size(level, k: int, letter: str, step: int = 1) -> dict:
     axes = level.image.multiscale.axes
     if scale is None or len(scale) != len(axes) or not (scale[k] > 0 and math.isfinite(scale[k])):
         return {}
+    unit = axes[k].unit
+    if unit and unit not in _LENGTHS:  # OME's default, µm, would be wrong
+        return {}
     out: dict = {f"PhysicalSize{letter}": float(scale[k]) * abs(step)}
-    unit = _OME_UNITS.get(axes[k].unit or "")
     if unit:
-        out[f"PhysicalSize{letter}Unit"] = unit
+        out[f"PhysicalSize{letter}Unit"] = _LENGTHS[unit][0]
     return out
 
 
@@ -113,8 +125,7 @@ def ome_options(level, items: list, shape: tuple) -> dict | None:
 
 def _per_unit(height: float, width: float, symbol: str | None) -> tuple[tuple, bool]:
     """((pixels per unit across, down), True when the unit is the centimetre)."""
-    names = {v: k for k, v in _OME_UNITS.items()}
-    to_cm = _CENTIMETRES.get(names.get(symbol or "", ""))
+    to_cm = _SYMBOLS.get(symbol or "")
     if to_cm is None:
         return (1.0 / width, 1.0 / height), False
     return (1.0 / (width * to_cm), 1.0 / (height * to_cm)), True
