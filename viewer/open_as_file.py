@@ -30,12 +30,13 @@ def normalized(url: str) -> str:
     return os.path.abspath(os.path.expanduser(url))
 
 
-def find_mount(url: str, table: str = "/proc/self/mounts") -> Path | None:
-    """A zarrfs mount of ``url`` (its root), or None."""
+def find_mounts(url: str, table: str = "/proc/self/mounts") -> list[Path]:
+    """The zarrfs mounts of ``url`` (their roots), in the order of the mount table."""
     try:
         lines = Path(table).read_text().splitlines()
     except OSError:
-        return None
+        return []
+    found = []
     for line in lines:
         fields = line.split()
         if len(fields) < 3 or fields[2] != FS_TYPE:
@@ -46,8 +47,8 @@ def find_mount(url: str, table: str = "/proc/self/mounts") -> Path | None:
         except (OSError, ValueError):
             continue
         if normalized(str(document.get("url", ""))) == normalized(url):
-            return point
-    return None
+            found.append(point)
+    return found
 
 
 def plane_file(root: Path, node_path: str, indices: tuple[int | None, ...]) -> Path:
@@ -133,16 +134,16 @@ def unmount(points) -> None:
 def locate(url: str, storage_options: dict, node_path: str, indices, mounts: Mounts | None):
     """The plane's file: under an existing mount, else (``mounts`` given) a new one. Runs in a
     worker (listing a mount, mounting)."""
-    root = find_mount(url)
-    if root is not None:
+    roots = find_mounts(url)
+    for root in roots:
         try:
             return plane_file(root, node_path, tuple(indices))
         except FileNotFoundError:
             if None not in indices:
                 raise
-            # a composite, which this mount does not offer: another mount, which does
+            # a composite, which this mount does not offer: another mount may
     if mounts is None:
-        composite = " with -o composite" if root is not None else ""
+        composite = " with -o composite" if roots else ""
         raise FileNotFoundError(f"no zarrfs mount of {url}{composite}")
     return plane_file(mounts.mount(url, storage_options), node_path, tuple(indices))
 

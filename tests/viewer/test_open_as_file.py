@@ -73,6 +73,9 @@ def test_finds_an_existing_mount(window, idle, qtbot, ome_images, mount):  # noq
     idle(window)
     with pytest.raises(FileNotFoundError, match="no zarrfs mount of .* with -o composite"):
         located(window, qtbot, make_mount=False)  # a composite opens first
+    with_composite = mount(str(written.path), "composite")  # listed after the plain one
+    composite = located(window, qtbot, make_mount=False)
+    assert composite == with_composite.path / "s0" / "planes" / "composite" / "z_2.tif"
     window.image.channel_panel.toggle_composite()  # one channel
     idle(window)
     plane = located(window, qtbot, make_mount=False)
