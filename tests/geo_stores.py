@@ -98,3 +98,57 @@ def write_gdal(path: Path, epsg: int, origin: tuple[float, float], cell: float) 
     ) as f:
         f.write(data, 1)
     return data
+
+
+#: CORDEX's EUR-44 domain: a rotated pole (CF 1.11 appendix F, rotated_latitude_longitude)
+ROTATED_POLE = {
+    "grid_mapping_name": "rotated_latitude_longitude",
+    "grid_north_pole_latitude": 39.25,
+    "grid_north_pole_longitude": -162.0,
+    "north_pole_grid_longitude": 0.0,
+}
+#: GOES-16's full disk (CF 1.11 appendix F, geostationary): x/y are scanning angles in radians
+GEOSTATIONARY = {
+    "grid_mapping_name": "geostationary",
+    "perspective_point_height": 35786023.0,
+    "semi_major_axis": 6378137.0,
+    "semi_minor_axis": 6356752.31414,
+    "inverse_flattening": 298.2572221,
+    "latitude_of_projection_origin": 0.0,
+    "longitude_of_projection_origin": -75.0,
+    "sweep_angle_axis": "x",
+}
+
+
+def write_mapped(
+    path: Path, mapping: dict, x: np.ndarray, y: np.ndarray, names: tuple, units: str
+) -> Path:
+    """``tas`` (y, x) with a ``grid_mapping`` variable holding ``mapping`` (CF parameters, no
+    WKT), its axes named ``names`` (y, x) with the CF standard names of ``mapping``'s kind."""
+    import xarray as xr
+
+    rotated = mapping["grid_mapping_name"] == "rotated_latitude_longitude"
+    standard = (
+        ("grid_latitude", "grid_longitude")
+        if rotated
+        else (
+            "projection_y_coordinate",
+            "projection_x_coordinate",
+        )
+    )
+    ds = xr.Dataset(
+        {
+            "tas": (
+                names,
+                np.arange(y.size * x.size, dtype="float32").reshape(y.size, x.size),
+                {"grid_mapping": "crs", "units": "K"},
+            ),
+            "crs": ((), np.int32(0), dict(mapping)),
+        },
+        coords={
+            names[1]: (names[1], x, {"standard_name": standard[1], "units": units}),
+            names[0]: (names[0], y, {"standard_name": standard[0], "units": units}),
+        },
+    )
+    ds.to_zarr(path, zarr_format=2, consolidated=False)
+    return path

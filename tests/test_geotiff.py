@@ -11,7 +11,15 @@ import pytest
 import tifffile
 
 import zarrfs.engine as engine
-from tests.geo_stores import LCC, write_gdal, write_latlon, write_lcc
+from tests.geo_stores import (
+    GEOSTATIONARY,
+    LCC,
+    ROTATED_POLE,
+    write_gdal,
+    write_latlon,
+    write_lcc,
+    write_mapped,
+)
 from tests.ome_writers import write_ome_zarr_py
 from zarrfs.cli import main
 from zarrfs.fuse.options import MountOptions
@@ -62,6 +70,29 @@ def test_latlon_plane_is_a_geotiff_in_epsg4326(tmp_path, lat, lon):
         assert f.xy(3, 5) == pytest.approx((lon[5], lat[3]))
 
 
+def test_decoded_plane_is_float32_with_nan_as_nodata(tmp_path):
+    """``get --decode``: int16 counts unpacked to float32 (xarray's values, to float32), NaN
+    as nodata, no scale or offset left to apply; a float64 variable stays float64."""
+    import zarr
+
+    lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
+    url = write_latlon(tmp_path / "ll.zarr", lat, lon)
+    decoded = xr.open_zarr(str(url), consolidated=False)
+    out = tmp_path / "july.tif"
+    assert main(["get", str(url / "t2m"), "[1]", "--decode", "-o", str(out)]) == 0
+    with rasterio.open(out) as f:
+        assert f.dtypes == ("float32",) and np.isnan(f.nodata)
+        assert f.scales == (1.0,) and f.offsets == (0.0,) and f.crs.to_epsg() == 4326
+        expected = decoded.t2m.values[1].astype(np.float32)
+        assert np.isnan(expected[0, 0]) and np.array_equal(f.read(1), expected, equal_nan=True)
+    fine = zarr.open_array(str(url / "t2m"), mode="r+")  # steps float32 cannot tell apart
+    fine.attrs["scale_factor"] = 1e-9  # beside an offset of 273.15
+    out64 = tmp_path / "fine.tif"
+    assert main(["get", str(url / "t2m"), "[1]", "--decode", "-o", str(out64)]) == 0
+    with rasterio.open(out64) as f:
+        assert f.dtypes == ("float64",)
+
+
 def test_a_window_shifts_the_geotransform(tmp_path):
     lat, lon = np.linspace(60.0, -60.0, 25), np.arange(-180.0, 180.0, 7.5)
     url = write_latlon(tmp_path / "ll.zarr", lat, lon)
@@ -103,6 +134,64 @@ def test_lambert_conformal_grid_mapping_parameters(tmp_path):
             (-512_500.0, 25_000.0, 0.0, 412_500.0, 0.0, -25_000.0)
         )
         assert np.array_equal(f.read(1), np.arange(1200, dtype="float32").reshape(30, 40))
+
+
+def test_rotated_pole_grid_mapping(tmp_path):
+    """CORDEX's rotated pole (no GeoTIFF key has a code for it): GDAL reads it from the WKT in
+    the citation, as PROJ's ``ob_tran`` with the pole written."""
+    x, y = -28.0 + 0.44 * np.arange(40), 21.0 - 0.44 * np.arange(30)
+    url = write_mapped(tmp_path / "rot.zarr", ROTATED_POLE, x, y, ("rlat", "rlon"), "degrees")
+    out = tmp_path / "rot.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        proj = f.crs.to_dict()
+        assert (proj["proj"], proj["o_proj"]) == ("ob_tran", "longlat")
+        assert proj["o_lat_p"] == ROTATED_POLE["grid_north_pole_latitude"]
+        assert proj["lon_0"] == ROTATED_POLE["grid_north_pole_longitude"] + 180
+        assert proj["o_lon_p"] == ROTATED_POLE["north_pole_grid_longitude"]
+        assert f.transform.to_gdal() == pytest.approx((-28.22, 0.44, 0.0, 21.22, 0.0, -0.44))
+        assert f.xy(3, 5) == pytest.approx((x[5], y[3]))
+        assert np.array_equal(f.read(1), np.arange(1200, dtype="float32").reshape(30, 40))
+
+
+def test_geostationary_grid_mapping_with_scanning_angles(tmp_path):
+    """GOES-16's view, x/y in radians (CF: scanning angles): GDAL gets the CRS with its sweep
+    axis and satellite height, and the geotransform in metres (angle times that height)."""
+    import pyproj
+
+    x, y = -0.1 + 0.001 * np.arange(40), 0.08 - 0.001 * np.arange(30)
+    url = write_mapped(tmp_path / "geos.zarr", GEOSTATIONARY, x, y, ("y", "x"), "rad")
+    out = tmp_path / "geos.tif"
+    _get(url / "tas", "[...]", out)
+    height = GEOSTATIONARY["perspective_point_height"]
+    with rasterio.open(out) as f:
+        proj = pyproj.CRS(f.crs.to_wkt()).to_dict()  # rasterio's to_dict drops the sweep
+        assert (proj["proj"], proj["sweep"]) == ("geos", "x")
+        assert proj["h"] == height and proj["lon_0"] == -75
+        ellipsoid = pyproj.CRS(f.crs.to_wkt()).ellipsoid
+        assert ellipsoid.semi_major_metre == GEOSTATIONARY["semi_major_axis"]
+        assert ellipsoid.semi_minor_metre == pytest.approx(GEOSTATIONARY["semi_minor_axis"])
+        expected = ((x[0] - 0.0005) * height, 0.001 * height, 0.0)
+        expected += ((y[0] + 0.0005) * height, 0.0, -0.001 * height)
+        assert f.transform.to_gdal() == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_grid_mapping_proj_cannot_express_gets_no_crs(tmp_path, capsys):
+    x, y = 1000.0 * np.arange(40), 1000.0 * np.arange(30)[::-1]
+    mapping = {"grid_mapping_name": "made_up_projection", "false_easting": 0.0}
+    url = write_mapped(tmp_path / "odd.zarr", mapping, x, y, ("y", "x"), "m")
+    out = tmp_path / "odd.tif"
+    _get(url / "tas", "[...]", out)
+    with rasterio.open(out) as f:
+        assert f.crs is None  # none rather than a wrong one; the grid is still placed
+        assert f.transform.to_gdal() == pytest.approx((-500.0, 1000.0, 0.0, 29500.0, 0.0, -1000.0))
+    capsys.readouterr()
+    assert main(["info", str(url / "tas")]) == 0
+    out_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "no CRS (grid_mapping crs: PROJ cannot express grid_mapping_name 'made_up_projection'"
+        in (out_text)
+    )
 
 
 def test_grid_mapping_crs_wkt_with_an_epsg_code(tmp_path):
@@ -179,6 +268,9 @@ def test_ome_channels_become_an_ome_tiff_that_validates(tmp_path):
     with tifffile.TiffFile(out) as f:
         ome = from_xml(f.ome_metadata, validate=True)
         assert np.array_equal(f.asarray(), written.data[0:2, 1])
+        page = f.pages[0]  # Fiji without Bio-Formats: centimetres, which ImageJ shows in µm
+        assert page.tags["ResolutionUnit"].value == tifffile.RESUNIT.CENTIMETER
+        assert page.get_resolution("MICROMETER") == pytest.approx((2.0, 2.0))
     pixels = ome.images[0].pixels
     assert [c.name for c in pixels.channels] == ["DAPI", "GFP"]
     assert [c.color.as_rgb_tuple()[:3] for c in pixels.channels] == [(0, 0, 255), (0, 255, 0)]
@@ -233,3 +325,54 @@ def test_each_channel_plane_names_its_own_channel(tmp_path):
             c, z = int(name[2]), int(name[-1])
             assert np.array_equal(f.asarray(), written.data[c, z])
     assert labels == ["DAPI", "DAPI", "GFP", "RFP"]
+
+
+def test_a_level_below_its_image_is_calibrated_as_in_the_mount(tmp_path):
+    """ngff-zarr's levels sit two groups below the image (``scale0/image``): ``get`` finds the
+    image there, as the mount does, and writes the mount's bytes."""
+    from tests.ome_writers import write_ngff_zarr
+
+    written = write_ngff_zarr(tmp_path, "0.4")
+    out = tmp_path / "plane.tif"
+    _get(written.path / "scale0" / "image", "[1, 2]", out)
+    with tifffile.TiffFile(out) as f:
+        assert f.imagej_metadata["unit"] == "micron" and f.imagej_metadata["spacing"] == 2.0
+        assert f.pages[0].get_resolution() == pytest.approx((2.0, 2.0))  # 0.5 µm pixels
+        assert np.array_equal(f.asarray(), written.data[1, 2])
+    tree = VirtualTree(lambda: engine.open(str(written.path)), MountOptions())
+    entry = tree.resolve("/scale0/image/planes/c_1/z_2.tif")
+    assert bytes(entry.open().read(0, entry.size)) == out.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "unit, symbol, per_cm",
+    [("nanometer", "nm", 1e7 / 250), ("foot", "ft", 1 / (250 * 30.48)), ("furlong", None, None)],
+)
+def test_ome_units_name_their_length_or_leave_it_out(unit, symbol, per_cm):
+    """Every NGFF space unit becomes OME's symbol and a resolution per centimetre; a unit OME
+    has no symbol for leaves the size out, rather than OME's default (µm)."""
+    from types import SimpleNamespace
+
+    from ome_types import from_xml
+
+    from zarrfs import tiff_ome
+
+    axes = tuple(SimpleNamespace(name=n, type="space", unit=unit) for n in "zyx")
+    level = SimpleNamespace(
+        image=SimpleNamespace(multiscale=SimpleNamespace(axes=axes), channel_axis=None),
+        dataset=SimpleNamespace(scale=(1.0, 250.0, 250.0)),
+    )
+    options = tiff_ome.ome_options(level, [slice(0, 2), slice(None), slice(None)], (2, 8, 8))
+    ome = options["metadata"]
+    if symbol is None:
+        assert "PhysicalSizeX" not in ome and "resolution" not in options
+        return
+    assert ome["PhysicalSizeXUnit"] == symbol and ome["PhysicalSizeX"] == 250.0
+    assert options["resolutionunit"] == "CENTIMETER"
+    assert options["resolution"] == pytest.approx((per_cm, per_cm))
+    import tifffile
+
+    xml = tifffile.OmeXml()
+    xml.addimage(np.uint8, (2, 8, 8), (2, 1, 1, 8, 8, 1), **ome)
+    pixels = from_xml(xml.tostring(), validate=True).images[0].pixels
+    assert pixels.physical_size_x_unit.value == symbol

@@ -1,8 +1,9 @@
 """Export what the view shows as PNG: the screen as drawn (composite, scale bar and all), or the
 plane on screen at full resolution, rendered as it is drawn (the composite with the windows on
-screen; one plane with its contrast and colormap); or its values as TIFF, the same file as the
-mount's ``.tif`` of that plane ("Open plane as a file"), georeferenced or calibrated alike
-(``zarrfs.tiff_meta``).
+screen; one plane with its contrast and colormap); or as TIFF, the same file as the mount's
+``.tif`` of that plane ("Open plane as a file"): its values, georeferenced or calibrated alike
+(``zarrfs.tiff_meta``), or for a composite on screen the mount's ``-o composite`` file of it
+(``zarrfs.composite_tiff``: RGB with OME-XML naming the channels it blends).
 
 A full-resolution export reads the whole plane of level 0, so it leaves the GUI thread as an
 immutable :class:`FullPlane` request; :func:`render` runs in a worker and uses ``engine.blend``,
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -133,8 +135,9 @@ def draw_lines(rgb: np.ndarray, lines: Polylines, north_up: bool) -> np.ndarray:
     return np.asarray(image)
 
 
-def plane_tiff(view) -> tuple[object, tuple[int, ...]]:
-    """(level 0, the indices before the plane) of the plane on screen, for :func:`write_tiff`;
+def plane_tiff(view) -> tuple[object, tuple[int | None, ...]]:
+    """(level 0, the indices before the plane) of the plane on screen, for :func:`write_tiff`
+    and "Open plane as a file": ``None`` at the channel axis when a composite is on screen.
     ValueError when nothing is shown or the plane is not over the last two axes (the mount's
     plane files, which the TIFF equals, run over those)."""
     shown = view.shown()
@@ -142,15 +145,24 @@ def plane_tiff(view) -> tuple[object, tuple[int, ...]]:
         raise ValueError("no image to export")
     state = shown.state
     if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
-        raise ValueError("TIFF export runs over the last two axes, as the mount's plane files")
-    return shown.array, tuple(state.indices[:-2])
+        raise ValueError("the mount's plane files run over the last two axes: show those")
+    index = list(state.indices[:-2])
+    if shown.channels is not None and shown.channels.axis < len(index):
+        index[shown.channels.axis] = None
+    return shown.array, tuple(index)
 
 
-def write_tiff(array, index: tuple[int, ...], path: str | Path) -> None:
-    """The plane's values as the mount's ``.tif`` of it, byte for byte (runs in a worker)."""
-    from zarrfs.tiff_meta import write_plane
+def write_tiff(array, index: tuple[int | None, ...], path: str | Path) -> None:
+    """The plane's values as the mount's ``.tif`` of it, byte for byte (runs in a worker): a
+    composite (``None`` at the channel axis) as the mount's ``-o composite`` file of it."""
+    from zarrfs.tiff_meta import level_of, write_plane
 
-    write_plane(path, array, index)
+    if None in index:
+        from zarrfs.composite_tiff import write_composite
+
+        write_composite(path, array, level_of(array), index)
+    else:
+        write_plane(path, array, cast(tuple[int, ...], index))
 
 
 def write_png(rgb: np.ndarray, path: str | Path) -> None:

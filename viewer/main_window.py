@@ -310,19 +310,13 @@ class MainWindow(QMainWindow):
     def plane_as_file(self, mount: bool, on_done, on_error=None) -> None:
         """Find (``mount``: or make) the plane on screen's ``.tif`` under a zarrfs mount of the
         store, in the background; ``on_done(path)``."""
-        shown = self.image.shown()
-        if shown is None:
-            self.post(messages.describe(ValueError("no plane on screen")))
+        try:  # the plane the TIFF export writes: the same file
+            _, indices = export.plane_tiff(self.image)
+        except ValueError as exc:
+            self.post(messages.describe(exc))
             return
-        state, node_path = shown.state, shown.node_path
-        if (state.y_axis, state.x_axis) != (state.ndim - 2, state.ndim - 1):
-            self.post(
-                messages.describe(
-                    ValueError("the mount's plane files run over the last two axes: show those")
-                )
-            )
-            return
-        url, options, indices = self.store_url, dict(self.storage_options), state.indices[:-2]
+        node_path = self.image.shown().node_path
+        url, options = self.store_url, dict(self.storage_options)
         mounts = self.mounts if mount else None
         self.background.run(
             lambda: open_as_file.locate(url, options, node_path, indices, mounts),

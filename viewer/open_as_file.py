@@ -3,9 +3,10 @@ for Fiji, GIMP or any program (the viewer's and the mount's doors meet here).
 
 An existing zarrfs mount of the store is found through the mount table and its
 ``.zarrfs/mount.json``; else one is made on request, read-only, in a temporary folder, and
-unmounted when the viewer exits. The plane's file is found by listing the mounted folder (the
-i-th entry of each plane level is index i), so the mount alone knows its naming scheme. The
-mount's planes run over the last two axes: other displayed axes have no plane file.
+unmounted when the viewer exits (with ``-o composite``). The plane's file is found by listing
+the mounted folder (the i-th entry of each plane level is index i; ``composite`` where a
+composite is on screen), so the mount alone knows its naming scheme. The mount's planes run
+over the last two axes: other displayed axes have no plane file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 FS_TYPE = "fuse.zarrfs"
+COMPOSITE = "composite"  # the mount's composite entry (-o composite)
 MOUNT_TIMEOUT = 60.0
 
 
@@ -28,12 +30,13 @@ def normalized(url: str) -> str:
     return os.path.abspath(os.path.expanduser(url))
 
 
-def find_mount(url: str, table: str = "/proc/self/mounts") -> Path | None:
-    """A zarrfs mount of ``url`` (its root), or None."""
+def find_mounts(url: str, table: str = "/proc/self/mounts") -> list[Path]:
+    """The zarrfs mounts of ``url`` (their roots), in the order of the mount table."""
     try:
         lines = Path(table).read_text().splitlines()
     except OSError:
-        return None
+        return []
+    found = []
     for line in lines:
         fields = line.split()
         if len(fields) < 3 or fields[2] != FS_TYPE:
@@ -44,13 +47,14 @@ def find_mount(url: str, table: str = "/proc/self/mounts") -> Path | None:
         except (OSError, ValueError):
             continue
         if normalized(str(document.get("url", ""))) == normalized(url):
-            return point
-    return None
+            found.append(point)
+    return found
 
 
-def plane_file(root: Path, node_path: str, indices: tuple[int, ...]) -> Path:
-    """The ``.tif`` of the plane at ``indices`` (one per axis before the last two) of the array
-    ``node_path`` under the mount ``root``. FileNotFoundError when the mount offers none."""
+def plane_file(root: Path, node_path: str, indices: tuple[int | None, ...]) -> Path:
+    """The ``.tif`` of the plane at ``indices`` (one per axis before the last two; ``None`` at
+    the channel axis: the composite) of the array ``node_path`` under the mount ``root``.
+    FileNotFoundError when the mount offers none."""
     node = root.joinpath(*[p for p in node_path.split("/") if p])
     if not indices:
         return node / "data.tif"
@@ -58,6 +62,12 @@ def plane_file(root: Path, node_path: str, indices: tuple[int, ...]) -> Path:
     for depth, index in enumerate(indices):
         last = depth == len(indices) - 1
         names = sorted(os.listdir(folder))
+        if index is None:
+            name = COMPOSITE + (".tif" if last else "")
+            if name not in names:
+                raise FileNotFoundError(f"{folder}: no {name} (a mount with -o composite has)")
+            folder = folder / name
+            continue
         if last:
             entries = [n for n in names if n.endswith(".tif") and not n.startswith("composite")]
         else:
@@ -77,7 +87,7 @@ class Mounts:
     def mount(self, url: str, storage_options: dict) -> Path:
         """Mount ``url`` read-only in a new temporary folder (blocks until live: background)."""
         point = Path(tempfile.mkdtemp(prefix="zarrfs-view-"))
-        command = [sys.executable, "-m", "zarrfs.cli", "mount", url, str(point)]
+        command = [sys.executable, "-m", "zarrfs.cli", "mount", url, str(point), "-o", COMPOSITE]
         # storage options (credentials) never on a command line, which `ps` shows to every
         # user: in the environment the mount reads them from (zarrfs/fuse/cli.py)
         env = {**os.environ, "ZARRFS_MOUNT_STORAGE_OPTIONS": json.dumps(storage_options)}
@@ -124,12 +134,18 @@ def unmount(points) -> None:
 def locate(url: str, storage_options: dict, node_path: str, indices, mounts: Mounts | None):
     """The plane's file: under an existing mount, else (``mounts`` given) a new one. Runs in a
     worker (listing a mount, mounting)."""
-    root = find_mount(url)
-    if root is None:
-        if mounts is None:
-            raise FileNotFoundError(f"no zarrfs mount of {url}")
-        root = mounts.mount(url, storage_options)
-    return plane_file(root, node_path, tuple(indices))
+    roots = find_mounts(url)
+    for root in roots:
+        try:
+            return plane_file(root, node_path, tuple(indices))
+        except FileNotFoundError:
+            if None not in indices:
+                raise
+            # a composite, which this mount does not offer: another mount may
+    if mounts is None:
+        composite = " with -o composite" if roots else ""
+        raise FileNotFoundError(f"no zarrfs mount of {url}{composite}")
+    return plane_file(mounts.mount(url, storage_options), node_path, tuple(indices))
 
 
 if __name__ == "__main__":  # Mounts.unmount_all's own process

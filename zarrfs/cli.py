@@ -86,33 +86,52 @@ def _open(args):
     return engine.open(args.url, **from_args(args))
 
 
-def _parent_group(args, node):
-    """The group above an array opened by its own URL, for its CF coordinates; None when the
-    URL has no parent that is a group (or is an fsspec chain, whose parent is not a suffix)."""
+def _parent_group(args, node, depth: int = 1):
+    """The group ``depth`` levels above an array opened by its own URL, for its CF coordinates
+    (or OME-Zarr image); None when the URL has no such ancestor that is a group (or is an
+    fsspec chain, whose parent is not a suffix)."""
     import zarrfs.engine as engine
 
     url = args.url.rstrip("/")
-    if node.kind != "array" or node.path or "::" in url or "/" not in url.split("://")[-1]:
+    parts = url.split("://")[-1].split("/")
+    if node.kind != "array" or node.path or "::" in url or len(parts) <= depth:
         return None
     try:
-        parent = engine.open(url.rpartition("/")[0], **from_args(args))
+        parent = engine.open(url.rsplit("/", depth)[0], **from_args(args))
     except engine.ZarrfsError:
         return None
     return parent if parent.kind == "group" else None
 
 
+#: how many groups above an array ``get -o x.tif`` looks for its OME-Zarr image (ngff-zarr's
+#: levels sit two below it: ``scale0/image``)
+_IMAGE_DEPTH = 3
+
+
 def _within_parent(args, arr):
     """An array opened by its own URL, opened again through its parent group when it has one:
-    its CF coordinates, grid mapping and OME-Zarr image live there (``get -o x.tif``)."""
-    parent = _parent_group(args, arr)
-    if parent is None:
-        return arr
-    name = args.url.rstrip("/").rpartition("/")[2]
-    try:
-        found = parent[name]
-    except Exception:  # the array as opened still reads; only its tags are lost
-        return arr
-    return found if getattr(found, "kind", None) == "array" else arr
+    its CF coordinates, grid mapping and OME-Zarr image live there (``get -o x.tif``); through
+    a group further up when that one declares it an image's level."""
+    from zarrfs.tiff_meta import level_of
+
+    best = arr
+    for depth in range(1, _IMAGE_DEPTH + 1):
+        parent = _parent_group(args, arr, depth)
+        if parent is None:
+            return best
+        below = "/".join(args.url.rstrip("/").rsplit("/", depth)[1:])
+        try:
+            found = parent[below]
+        except Exception:  # the array as opened still reads; only its tags are lost
+            return best
+        if getattr(found, "kind", None) != "array":
+            return best
+        level = level_of(found)
+        if depth == 1 or level is not None:
+            best = found
+        if level is not None:
+            return best
+    return best
 
 
 def cmd_info(args) -> int:

@@ -152,7 +152,7 @@ def _fixed_width(data: np.ndarray) -> np.ndarray:
 def _write_tiff(
     data: np.ndarray, path: Path, source=None, selection: tuple = (), decoded: bool = False
 ) -> None:
-    from . import tiff_meta
+    from . import tiff_meta, tiff_ome
 
     if data.ndim < 2:
         raise OutputError(
@@ -163,13 +163,15 @@ def _write_tiff(
     if data.dtype.kind == "b":
         data = data.astype(np.uint8)
     data = data.astype(data.dtype.newbyteorder("="), copy=False)
+    if decoded and source is not None and data.dtype.kind == "f":  # the mount's .cf.tif type
+        data = data.astype(tiff_meta.decoded_dtype(source, data.dtype), copy=False)
     tags, ome = (), None
     if source is not None and source.ndim >= 2:
         items = _normalized(_expand(selection, source.ndim), tuple(source.shape))
         level = tiff_meta.level_of(source)
         tags = tiff_meta.selection_tags(source, items, level, decoded)
         if level is not None and data.ndim > 2:
-            ome = tiff_meta.ome_metadata(level, items, tuple(source.shape))
+            ome = tiff_ome.ome_options(level, items, tuple(source.shape))
     tiff_meta.write(path, data, tags, ome)
 
 

@@ -3,16 +3,20 @@ for the mount's files, ``zarrfs get -o x.tif`` and the viewer's export.
 
 * **GeoTIFF** (OGC GeoTIFF 1.1) for a plane the engine can place on the Earth
   (``engine.cf.georeference``): ModelPixelScale and ModelTiepoint (pixel-is-area: the tie point
-  is the outer corner of the first cell; ModelTransformation for a grid stored south up), and the GeoKey directory: an EPSG code
-  (GeographicTypeGeoKey or ProjectedCSTypeGeoKey), else the WKT as GDAL reads it from a user
-  defined model (``PCSCitationGeoKey = "ESRI PE String = <WKT>"``, at most 2400 bytes).
+  is the outer corner of the first cell; ModelTransformation for a grid stored south up), and
+  the GeoKey directory: an EPSG code (GeographicTypeGeoKey or ProjectedCSTypeGeoKey), else the WKT as GDAL reads it from a user
+  defined model (``PCSCitationGeoKey = "ESRI PE String = <WKT>"``, at most 2400 bytes, in
+  PROJ's shortest WKT that fits): GDAL 3 reads any CRS PROJ knows from it (rotated poles,
+  geostationary views), where GeoTIFF's own keys have no code for them.
 * **GDAL's metadata** (tag 42112, XML) of a CF variable: ``SCALE``/``OFFSET`` (raw values),
   ``UNITTYPE`` and ``DESCRIPTION`` per band, ``units``, ``long_name``, ``standard_name`` and the
   plane's position on the other axes (``time=2020-07-01``) for the dataset; **GDAL_NODATA**
   (tag 42113) from ``_FillValue``/``missing_value`` (``nan`` for decoded values).
-* **Calibration** of an OME-Zarr level: the pixel size from its scale transform as
+* **Calibration** of a plane of an OME-Zarr level: the pixel size from its scale transform as
   XResolution/YResolution (pixels per unit, ResolutionUnit none) and ImageJ's description
-  (``unit=micron``, ``spacing`` = the z step), so Fiji shows micrometres without Bio-Formats.
+  (``unit=micron``, ``spacing`` = the z step), so Fiji shows micrometres without Bio-Formats;
+  its channel's name, colour (a LUT) and window in ImageJ's metadata. Files of several
+  channels (the composite, ``get``'s stacks) carry OME-XML instead: ``zarrfs.tiff_ome``.
 
 Everything comes from metadata and the coordinate variables, never from the pixels, so the
 mount still knows a file's size before reading any data.
@@ -161,15 +165,18 @@ def geo_tags(geo) -> tuple[Tag, ...]:
         else:
             keys += [(_MODEL_TYPE, 0, 1, _PROJECTED), (_PROJECTED_TYPE, 0, 1, crs.epsg)]
     elif crs is not None and crs.wkt is not None:
-        citation = "ESRI PE String = " + " ".join(crs.wkt.split())
-        if len(citation) < _PE_LIMIT:
-            ascii_params = citation + "|"
+        prefix = "ESRI PE String = "
+        wkt = engine.cf.compact_wkt(crs.wkt, _PE_LIMIT - len(prefix))
+        if wkt is not None:
+            ascii_params = prefix + wkt + "|"
             keys += [
                 (_MODEL_TYPE, 0, 1, _USER_DEFINED),
                 (_PCS_CITATION, _ASCII_PARAMS, len(ascii_params), 0),
             ]
         else:
             log.info("CRS of %d characters left out of the GeoTIFF keys", len(crs.wkt))
+    if len(keys) == 1:  # no CRS: no key directory, which GDAL would read as a local CS
+        return tuple(tags)
     keys.sort()
     directory = (1, 1, 0, len(keys)) + tuple(v for key in keys for v in key)
     tags.append(Tag(_KEY_DIRECTORY, SHORT, directory))
@@ -245,27 +252,27 @@ def calibration(level, ndim: int) -> tuple[float, float, str | None, float | Non
 
 
 def calibration_tags(
-    level, ndim: int, steps: tuple[int, int] = (1, 1), channels: tuple = (), composite=False
+    level, ndim: int, steps: tuple[int, int] = (1, 1), channels: tuple = ()
 ) -> tuple[Tag, ...]:
     """XResolution, YResolution, ResolutionUnit and ImageJ's description of a level's planes
     (taken every ``steps`` rows and columns); ``channels``: the ``engine.Channel`` a plane
-    shows (its name, colour as a LUT and window as ImageJ's display range), or those a
-    composite blends (their names)."""
+    shows (its name, colour as a LUT and window as ImageJ's display range). The composite's
+    tags: ``zarrfs.tiff_ome``."""
     found = calibration(level, ndim)
     tags = []
     if found is not None:
         height, width, unit, spacing = found
         height, width = height * abs(steps[0]), width * abs(steps[1])
         tags += [
-            Tag(_X_RESOLUTION, RATIONAL, _rational(1.0 / width)),
-            Tag(_Y_RESOLUTION, RATIONAL, _rational(1.0 / height)),
+            Tag(_X_RESOLUTION, RATIONAL, rational(1.0 / width)),
+            Tag(_Y_RESOLUTION, RATIONAL, rational(1.0 / height)),
             Tag(_RESOLUTION_UNIT, SHORT, (1,)),  # none: the unit is ImageJ's
         ]
     if found is None and not channels:
         return ()
     unit, spacing = (found[2], found[3]) if found is not None else (None, None)
     tags.append(Tag(_DESCRIPTION, ASCII, imagej_description(unit, spacing)))
-    tags += _imagej_channels(channels, composite)
+    tags += imagej_channels(channels)
     return tuple(sorted(tags, key=lambda t: t.code))
 
 
@@ -277,16 +284,16 @@ def _channel(level, array, index: tuple[int, ...]) -> tuple:
     return (level.image.channels(array.shape[axis])[index[axis]],)
 
 
-def _imagej_channels(channels: tuple, composite: bool) -> list[Tag]:
+def imagej_channels(channels: tuple, label: str | None = None) -> list[Tag]:
     """ImageJ's metadata tags (IJMetadataByteCounts, IJMetadata; packed by tifffile): the
-    plane's label, and for one channel its LUT and display range."""
+    plane's ``label``, else its one channel's label, LUT and display range."""
     import sys
 
     import tifffile
 
-    if not channels:
+    if not channels and label is None:
         return []
-    if not composite:
+    if label is None:
         channel = channels[0]
         ramp = np.arange(256, dtype=np.float64) / 255.0
         lut = np.rint(np.outer(channel.color, ramp)).astype(np.uint8)
@@ -294,7 +301,7 @@ def _imagej_channels(channels: tuple, composite: bool) -> list[Tag]:
         if channel.window is not None:
             metadata["Ranges"] = (float(channel.window.start), float(channel.window.end))
     else:
-        metadata = {"Labels": ["composite of " + ", ".join(c.label for c in channels)]}
+        metadata = {"Labels": [label]}
     order: Literal["<", ">"] = "<" if sys.byteorder == "little" else ">"
     counts, data = sorted(tifffile.imagej_metadata_tag(metadata, order), key=lambda t: t[0])
     return [Tag(counts[0], LONG, counts[3]), Tag(data[0], BYTE, data[3])]
@@ -310,7 +317,8 @@ def imagej_description(unit: str | None, spacing: float | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rational(value: float) -> tuple[int, int]:
+def rational(value: float) -> tuple[int, int]:
+    """A TIFF RATIONAL (two 32-bit unsigned integers) near ``value``."""
     fraction = Fraction(value).limit_denominator(1 << 20)
     numerator, denominator = fraction.numerator, fraction.denominator
     while numerator >= 1 << 32:
@@ -319,18 +327,6 @@ def _rational(value: float) -> tuple[int, int]:
 
 
 # -- zarrfs get: a selection's TIFF ----------------------------------------------------------------
-#: OME-Zarr space units -> the OME-XML unit symbols
-_OME_UNITS = {
-    "angstrom": "Å",
-    "nanometer": "nm",
-    "micrometer": "µm",
-    "millimeter": "mm",
-    "centimeter": "cm",
-    "meter": "m",
-    "kilometer": "km",
-}
-
-
 def selection_tags(array, items: list, level=None, decoded: bool = False) -> tuple[Tag, ...]:
     """The tags of the TIFF of ``array[items]`` (one int or slice per axis, as ``zarrfs get``
     expands a selection): those of the mount's plane file when the selection keeps the last two
@@ -379,50 +375,34 @@ def _cf_selection_tags(array, geo, leading: list, decoded: bool) -> tuple[Tag, .
     return cf_tags(array, geo, plane, decoded=decoded, bands=bands)
 
 
-def ome_metadata(level, items: list, shape: tuple) -> dict | None:
-    """tifffile's OME-XML metadata (axes, physical sizes, channel names and colours) of the
-    stack ``array[items]`` of an OME-Zarr level, or None where OME-XML has no place for its
-    axes (other than T, C, Z, Y, X, or not ending in Y, X)."""
-    axes = level.image.multiscale.axes
-    if len(items) != len(axes) or not all(isinstance(i, (int, slice)) for i in items):
-        return None
-    kept = [k for k, item in enumerate(items) if isinstance(item, slice)]
-    letters = "".join(axes[k].name.upper()[:1] for k in kept)
-    if len(kept) < 3 or not letters.endswith("YX") or len(set(letters)) != len(letters):
-        return None
-    if set(letters) - set("TCZYX"):
-        return None
-    out: dict = {"axes": letters}
-    scale = level.dataset.scale
-    for letter, k in zip(letters, kept, strict=True):
-        unit = _OME_UNITS.get(axes[k].unit or "")
-        if letter in "XYZ" and scale is not None and len(scale) == len(axes) and scale[k] > 0:
-            out[f"PhysicalSize{letter}"] = float(scale[k]) * (items[k].step or 1)
-            if unit:
-                out[f"PhysicalSize{letter}Unit"] = unit
-    channel_axis = level.image.channel_axis
-    if channel_axis in kept:
-        chosen = range(*items[channel_axis].indices(shape[channel_axis]))
-        channels = level.image.channels(max(chosen, default=-1) + 1)
-        out["Channel"] = {
-            "Name": [channels[c].label for c in chosen],
-            "Color": [_ome_color(channels[c].color) for c in chosen],
-        }
-    return out
+def decoded_dtype(array, dtype: np.dtype) -> np.dtype:
+    """The type of a TIFF of ``array``'s CF-decoded values (``dtype`` as decoded): float32
+    where it holds them (``engine.cf.compact_dtype``), as the mount's ``.cf.tif``."""
+    try:
+        compact = engine.cf.compact_dtype(engine.cf.variable(array))
+    except engine.ZarrfsError:
+        return dtype
+    return compact if compact.kind == "f" and compact.itemsize < dtype.itemsize else dtype
 
 
-def _ome_color(rgb) -> int:
-    """OME's Color: RGBA in a signed 32-bit integer."""
-    value = (rgb[0] << 24) | (rgb[1] << 16) | (rgb[2] << 8) | 255
-    return value - (1 << 32) if value >= 1 << 31 else value
+#: how far above a level its image may be (ngff-zarr: ``image/scale0/image``, two)
+_IMAGE_DEPTH = 3
 
 
 def level_of(array):
-    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None."""
+    """The OME-Zarr pyramid level ``array`` is (an ``engine.Level``), or None: declared by its
+    group, or by an ancestor a few groups up (ngff-zarr's ``scale0/image``), as the mount
+    finds levels."""
     parent = getattr(array, "parent", None)
-    if parent is None:
-        return None
-    return engine.image_levels(parent).get(array.name)
+    for _ in range(_IMAGE_DEPTH):
+        if parent is None:
+            return None
+        below = array.path[len(parent.path) :].strip("/")
+        level = engine.image_levels(parent).get(below)
+        if level is not None:
+            return level
+        parent = getattr(parent, "parent", None)
+    return None
 
 
 def write_plane(path, array, index: tuple[int, ...]) -> None:
@@ -438,8 +418,9 @@ def write_plane(path, array, index: tuple[int, ...]) -> None:
 def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None = None) -> None:
     """Write ``data`` (native byte order, numeric) as TIFF: a plane laid out as the mount lays
     out its plane files (``tiff.tiff_layout``, the same bytes); a stack through tifffile: as an
-    OME-TIFF when ``ome`` is given, a 3-D stack with geo or GDAL tags as one image of bands
-    (GDAL's reading of a TIFF: one band per plane), deeper ones as pages."""
+    OME-TIFF when ``ome`` (``tiff_ome.ome_options``: tifffile's options) is given, a 3-D stack
+    with geo or GDAL tags as one image of bands (GDAL's reading of a TIFF: one band per plane),
+    deeper ones as pages."""
     from .tiff import supports_tiff, tiff_layout
 
     if data.ndim == 2 and supports_tiff(data.dtype, data.shape):
@@ -454,11 +435,4 @@ def write(path, data: np.ndarray, tags: tuple[Tag, ...] = (), ome: dict | None =
     options: dict = {"photometric": "minisblack", "bigtiff": data.nbytes > 2**32 - 2**25}
     if extratags and ome is None and data.ndim == 3:  # one image of bands, as GDAL reads it
         options["planarconfig"] = "separate"
-    if ome is not None:
-        options.update(ome=True, metadata=ome)
-        if "PhysicalSizeX" in ome and "PhysicalSizeY" in ome:
-            options.update(
-                resolution=(1 / ome["PhysicalSizeX"], 1 / ome["PhysicalSizeY"]),
-                resolutionunit="NONE",
-            )
-    tifffile.imwrite(path, data, extratags=extratags, **options)
+    tifffile.imwrite(path, data, extratags=extratags, **options, **(ome or {}))

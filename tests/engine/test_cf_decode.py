@@ -326,3 +326,28 @@ def test_random_packings_equal_xarray(
         array = engine.open(str(url))["v"]
         _assert_bits(cf.read_decoded(array), expected, f"{attrs} fill {fill}")
         _assert_bits(cf.read_decoded(array, (1, slice(None, None, -1))), expected[1, ::-1], "rev")
+
+
+@pytest.mark.parametrize(
+    "stored, packing, expected",
+    [
+        ("int16", cf.Packing(0.01, 273.15), "float32"),  # ERA5-style counts
+        ("uint8", cf.Packing(0.5, None), "float32"),
+        ("uint16", None, "float32"),  # masked only: xarray's float32 already
+        ("int16", cf.Packing(1e-9, 273.15), "float64"),  # steps float32 cannot tell apart
+        ("int16", cf.Packing(1e36, None), "float64"),  # past float32's range
+        ("int32", cf.Packing(0.01, None), "float64"),  # 32-bit counts need float64
+        ("float64", None, "float64"),  # a float64 variable stays float64
+        ("float32", cf.Packing(2.0, None), "float64"),  # xarray's float64 for packed floats
+    ],
+)
+def test_compact_dtype_is_float32_where_it_keeps_every_value_apart(stored, packing, expected):
+    masking = cf.Masking(fill_values=(0,))
+    var = cf.Variable("v", ("y", "x"), np.dtype(stored), packing=packing, masking=masking)
+    dtype = cf.compact_dtype(var)
+    assert dtype == np.dtype(expected)
+    if dtype == np.float32 and packing is not None:  # each count decodes to its own float32
+        info = np.iinfo(stored)
+        counts = np.arange(info.min, info.max + 1)
+        values = cf.decode(var, counts.astype(stored)).astype(np.float32)
+        assert np.unique(values[1:] if info.min == 0 else values).size >= counts.size - 1

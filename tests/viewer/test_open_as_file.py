@@ -65,29 +65,52 @@ def test_mounts_on_request_and_unmounts_on_exit(qtbot, idle, sample_store, monke
 
 
 def test_finds_an_existing_mount(window, idle, qtbot, ome_images, mount):  # noqa: F811
+    """A composite on screen is the mount's composite file; one channel, its plane file. A
+    mount without ``-o composite`` has no composite: the viewer asks to make one that has."""
     written = ome_images("ome-zarr-py", "0.4")
-    mounted = mount(str(written.path))
+    plain = mount(str(written.path))
     window.open_store(str(written.path), {})
     idle(window)
+    with pytest.raises(FileNotFoundError, match="no zarrfs mount of .* with -o composite"):
+        located(window, qtbot, make_mount=False)  # a composite opens first
+    with_composite = mount(str(written.path), "composite")  # listed after the plain one
+    composite = located(window, qtbot, make_mount=False)
+    assert composite == with_composite.path / "s0" / "planes" / "composite" / "z_2.tif"
+    window.image.channel_panel.toggle_composite()  # one channel
+    idle(window)
     plane = located(window, qtbot, make_mount=False)
-    assert plane == mounted.path / "s0" / "planes" / "c_0" / "z_2.tif"  # defaultZ 2
+    assert plane == plain.path / "s0" / "planes" / "c_0" / "z_2.tif"  # defaultZ 2
     assert not window.mounts.made
     np.testing.assert_array_equal(tifffile.imread(plane), written.data[0, 2])
 
 
 def test_tiff_export_is_the_file_opened(window, idle, qtbot, ome_images, mount, tmp_path):  # noqa: F811
-    """File > Export plane as TIFF writes the bytes of the mount's .tif of the plane on screen,
-    calibrated alike (ImageJ's unit and the pixel size)."""
+    """File > Export plane as TIFF writes the bytes of the file "Open plane as a file" finds:
+    for the composite on screen, the mount's composite (OME-XML, valid, naming the channels
+    it blends); for one channel, its plane's .tif, calibrated alike (ImageJ's unit)."""
+    from ome_types import from_xml
+
     written = ome_images("ome-zarr-py", "0.4")
-    mount(str(written.path))
+    mounted = mount(str(written.path), "composite")
     window.open_store(str(written.path), {})
     idle(window)
-    saved = []
-    window.export_tiff(str(tmp_path / "plane.tif"), on_done=saved.append)
-    qtbot.waitUntil(lambda: bool(saved), timeout=60_000)  # a loaded machine
-    plane = located(window, qtbot, make_mount=False)
-    exported = (tmp_path / "plane.tif").read_bytes()
-    assert exported == plane.read_bytes()
-    with tifffile.TiffFile(tmp_path / "plane.tif") as f:
-        assert f.imagej_metadata["unit"] == "micron"
-        np.testing.assert_array_equal(f.asarray(), written.data[0, 2])
+    for name, composite in (("composite.tif", True), ("plane.tif", False)):
+        if not composite:
+            window.image.channel_panel.toggle_composite()
+            idle(window)
+        saved = []
+        window.export_tiff(str(tmp_path / name), on_done=saved.append)
+        qtbot.waitUntil(lambda saved=saved: bool(saved), timeout=60_000)  # a loaded machine
+        plane = located(window, qtbot, make_mount=False)
+        folder = "composite" if composite else "c_0"
+        assert plane == mounted.path / "s0" / "planes" / folder / "z_2.tif"
+        assert (tmp_path / name).read_bytes() == plane.read_bytes()
+        with tifffile.TiffFile(tmp_path / name) as f:
+            if composite:
+                ome = from_xml(f.ome_metadata, validate=True)
+                channels = ome.images[0].pixels.channels
+                assert [c.name for c in channels] == ["composite of DAPI, GFP"]
+                assert f.asarray().shape == written.data.shape[2:] + (3,)
+            else:
+                assert f.imagej_metadata["unit"] == "micron"
+                np.testing.assert_array_equal(f.asarray(), written.data[0, 2])

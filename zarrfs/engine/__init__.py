@@ -113,7 +113,10 @@ Process-wide
     are coordinates (no read). ``cf.georeference(array, axes=(-2, -1), window=None)``: where
     the planes lie on the Earth (``cf.Georeference``: GDAL's geotransform and a ``cf.CRS``
     from ``grid_mapping``, GDAL's ``_CRS`` or latitude/longitude axes), or
-    ``cf.NoGeoreference`` with the reason; ``cf.plane_position(array, index)``: a plane's
+    ``cf.NoGeoreference`` with the reason; ``cf.compact_wkt(wkt, limit)``: the CRS in PROJ's
+    shortest WKT under ``limit`` characters; ``cf.compact_dtype(var)``: float32 for decoded
+    8- and 16-bit packed counts it keeps apart (files for other programs), else
+    ``var.decoded_dtype``; ``cf.plane_position(array, index)``: a plane's
     place on the other axes as ``(dimension, text)`` pairs. ``select_by_value(array, group, {dim: "2000-03-01" or
     "10:20"})``: ``{axis: index or slice}`` by the coordinate variables in ``group``, as
     xarray's ``sel`` (nearest for a value, both ends included for a range;

@@ -26,7 +26,7 @@ import numpy as np
 from . import cf_axes as axes
 from . import cf_decode, cf_geo
 from .cf_axes import axis_kind
-from .cf_geo import CRS, Georeference, NoGeoreference
+from .cf_geo import CRS, Georeference, NoGeoreference, compact_wkt
 from .cf_time import TimeUnits, TimeUnitsError, format_date, parse_time_units
 from .errors import ZarrfsError
 
@@ -88,6 +88,28 @@ class Variable:
         if not (self.packing or self.masking):
             return self.stored_dtype
         return _float_dtype(self.stored_dtype, self.packing)
+
+
+def compact_dtype(var: Variable) -> np.dtype:
+    """The decoded values' type in a file made to be read by other programs (a ``.cf.tif``):
+    float32 for 8- and 16-bit integers whose packing keeps every decoded value apart in
+    float32 (as the netCDF tools unpack them: 24 bits of float32 hold 16 bits of counts),
+    else ``var.decoded_dtype`` (a float64 variable stays float64; 32-bit counts need it)."""
+    dtype = var.decoded_dtype
+    stored = var.stored_dtype
+    if dtype != np.float64 or stored.kind not in "iu" or stored.itemsize > 2:
+        return dtype
+    scale, offset = 1.0, 0.0
+    if var.packing is not None:
+        scale = 1.0 if var.packing.scale_factor is None else abs(var.packing.scale_factor)
+        offset = 0.0 if var.packing.add_offset is None else abs(var.packing.add_offset)
+    info = np.iinfo(stored)
+    largest = offset + scale * max(abs(info.min), info.max)
+    finite = math.isfinite(largest) and 0 < scale and largest < float(np.finfo(np.float32).max)
+    # apart: float32's spacing at the largest value is under half a packing step
+    if finite and float(np.spacing(np.float32(largest))) <= scale / 2:
+        return np.dtype(np.float32)
+    return dtype
 
 
 def _float_dtype(stored: np.dtype, packing: Packing | None) -> np.dtype:
@@ -447,6 +469,8 @@ __all__ = [
     "Packing",
     "TimeUnits",
     "Variable",
+    "compact_dtype",
+    "compact_wkt",
     "coordinate",
     "coordinate_arrays",
     "coordinate_labels",

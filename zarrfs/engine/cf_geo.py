@@ -10,7 +10,8 @@ The CRS, first found wins:
 
 1. the variable's ``grid_mapping`` (CF 5.6): its ``crs_wkt`` (CF 1.7), its ``spatial_ref`` (GDAL
    and rioxarray), else its parameters (``grid_mapping_name`` and the rest, CF appendix F),
-   rendered here as WKT 1 for the common projections;
+   rendered as WKT 2 by PROJ (pyproj): every mapping a CRS can express, rotated poles and
+   geostationary views included; one PROJ cannot express gives no CRS, and the reason;
 2. GDAL's own Zarr attribute ``_CRS`` (``wkt``, ``url``), written by GDAL's Zarr driver;
 3. EPSG:4326 when the axes are latitude and longitude (``cf_axes``).
 
@@ -33,10 +34,10 @@ from .errors import ZarrfsError
 RELATIVE_TOLERANCE = 1e-4
 #: the longest coordinate read whole to check that it is regular (128 MiB of float64)
 MAX_COORDINATE = 1 << 24
-_WGS84 = (6378137.0, 298.257223563)
 _EPSG_TAIL = re.compile(r'(?:ID|AUTHORITY)\[\s*"EPSG"\s*,\s*"?(\d+)"?\s*\]\s*\]\s*$', re.I)
 _EPSG_URL = re.compile(r"EPSG/\d+/(\d+)\s*$|EPSG:+(\d+)\s*$", re.I)
 _METRES = {"m": 1.0, "metre": 1.0, "meter": 1.0, "metres": 1.0, "meters": 1.0, "km": 1000.0}
+_RADIANS = ("rad", "radian", "radians")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ class CRS:
     wkt: str | None
     geographic: bool
     source: str  # where it was found, for ``info.txt``
+    #: metres per radian of x/y given as scanning angles (CF 1.11 F.6: a geostationary view's
+    #: coordinates in radians, times the satellite's height); None: not such a projection
+    radian_metres: float | None = None
 
     def describe(self) -> str:
         """``EPSG:4326 (from latitude/longitude coordinates)``, or the WKT's name."""
@@ -94,9 +98,9 @@ def georeference(array, dims: tuple[str, str], coordinates: dict, window=None, g
         return NoGeoreference(f"rows run along {dims[0]} and columns along {dims[1]} (transposed)")
     if {cf_axes.TIME, cf_axes.VERTICAL} & set(kinds):
         return NoGeoreference(f"the plane runs along {dims[0]} and {dims[1]}, not over a map")
-    crs, note = _find_crs(array, kinds, group)
-    if crs is None and note is not None:
-        return NoGeoreference(note)
+    crs, refused, note = _find_crs(array, kinds, group)
+    if refused is not None:
+        return NoGeoreference(refused)
     edges = []
     for k, dim in enumerate(dims):
         try:
@@ -106,11 +110,20 @@ def georeference(array, dims: tuple[str, str], coordinates: dict, window=None, g
         spacing = _spacing(dim, values)
         if isinstance(spacing, str):
             return NoGeoreference(spacing)
-        projected = crs is not None and not crs.geographic
-        factor = _METRES.get((variables[k].units or "").strip().lower(), 1.0) if projected else 1.0
+        factor = _metres(variables[k].units, crs)
         edges.append((float(values[0] - spacing / 2) * factor, spacing * factor))
     (y0, dy), (x0, dx) = edges
-    return Georeference(x0, dx, y0, dy, crs, None if crs else "no grid_mapping or _CRS names a CRS")
+    return Georeference(x0, dx, y0, dy, crs, note)
+
+
+def _metres(units: str | None, crs: CRS | None) -> float:
+    """The factor from a projected coordinate's ``units`` to the CRS's metres (1: as stored)."""
+    if crs is None or crs.geographic:
+        return 1.0
+    units = (units or "").strip().lower()
+    if units in _RADIANS and crs.radian_metres is not None:
+        return crs.radian_metres
+    return _METRES.get(units, 1.0)
 
 
 def _values(read, part) -> np.ndarray:
@@ -143,36 +156,40 @@ def _spacing(dim: str, values: np.ndarray) -> float | str:
 
 
 # -- the CRS ---------------------------------------------------------------------------------
-def _find_crs(array, kinds, group) -> tuple[CRS | None, str | None]:
-    """The CRS and None; or None and why there is no georeference; or None, None: a projected
-    grid without a CRS (a geotransform alone)."""
-    geographic = kinds == [cf_axes.LATITUDE, cf_axes.LONGITUDE]
-    crs = _grid_mapping_crs(array, group) or _gdal_crs(array.attrs.get("_CRS"))
+def _find_crs(array, kinds, group) -> tuple[CRS | None, str | None, str | None]:
+    """(the CRS, None, None); or (None, why there is no georeference, None); or (None, None,
+    why the CRS is missing): a projected grid gets its geotransform alone."""
+    crs, why = _grid_mapping_crs(array, group)
+    crs = crs or _gdal_crs(array.attrs.get("_CRS"))
     if crs is not None:
-        return crs, None
-    if geographic:
-        return CRS(4326, None, True, "latitude/longitude coordinates"), None
+        return crs, None, None
+    why = why or "no grid_mapping or _CRS names a CRS"
+    if kinds == [cf_axes.LATITUDE, cf_axes.LONGITUDE]:
+        return CRS(4326, None, True, "latitude/longitude coordinates"), None, None
     if kinds == [cf_axes.GRID_Y, cf_axes.GRID_X]:
-        return None, None
-    return None, "the axes are not latitude/longitude and no grid_mapping or _CRS names a CRS"
+        return None, None, why
+    return None, f"the axes are not latitude/longitude and {why}", None
 
 
-def _grid_mapping_crs(array, parent) -> CRS | None:
+def _grid_mapping_crs(array, parent) -> tuple[CRS | None, str | None]:
+    """The CRS of the variable's ``grid_mapping``, or None and why not (None: it names none)."""
     name = array.attrs.get("grid_mapping")
     if not isinstance(name, str) or not name.strip() or parent is None:
-        return None
+        return None, None
     name = name.split(":")[0].split()[0]  # CF 1.7's "crs: x y" form names one mapping first
+    where = f"grid_mapping {name}"
     try:
         node = parent[name]
     except (ZarrfsError, KeyError):
-        return None
+        return None, f"{where} is not a variable beside it"
     attrs = getattr(node, "attrs", None) or {}
-    where = f"grid_mapping {name}"
     for key in ("crs_wkt", "spatial_ref"):
         if isinstance(attrs.get(key), str) and attrs[key].strip():
-            return _from_wkt(attrs[key].strip(), f"{where} {key}")
-    wkt = cf_wkt(attrs)
-    return _from_wkt(wkt, f"{where} parameters") if wkt else None
+            return _from_wkt(attrs[key].strip(), f"{where} {key}", attrs), None
+    wkt, why = cf_wkt(attrs)
+    if wkt is None:
+        return None, f"{where}: {why}"
+    return _from_wkt(wkt, f"{where} parameters", attrs), None
 
 
 def _gdal_crs(value) -> CRS | None:
@@ -192,131 +209,70 @@ def _gdal_crs(value) -> CRS | None:
 _GEOGRAPHIC_CODES = {4326, 4258, 4269, 4267, 4230, 4283, 4617}
 
 
-def _from_wkt(wkt: str, source: str) -> CRS:
+def _from_wkt(wkt: str, source: str, attrs: dict | None = None) -> CRS:
     match = _EPSG_TAIL.search(wkt[-200:])  # the outermost ID closes the text
     head = wkt.lstrip().split("[", 1)[0].strip().upper()
     geographic = head in ("GEOGCS", "GEOGCRS", "GEODCRS", "GEOGRAPHICCRS")
-    return CRS(int(match.group(1)) if match else None, wkt, geographic, source)
+    radian = None
+    if attrs and attrs.get("grid_mapping_name") == "geostationary":
+        height = attrs.get("perspective_point_height")
+        if isinstance(height, (int, float)) and not isinstance(height, bool) and height > 0:
+            radian = float(height)
+    return CRS(int(match.group(1)) if match else None, wkt, geographic, source, radian)
 
 
 def _wkt_name(wkt: str) -> str:
     """The CRS's name, else its projection method's."""
     match = re.match(r'\s*\w+\[\s*"([^"]*)"', wkt)
-    if match and match.group(1).lower() not in ("", "unknown", "unnamed"):
+    if match and match.group(1).lower() not in ("", "unknown", "unnamed", "undefined"):
         return match.group(1)
     method = re.search(r'(?:PROJECTION|METHOD)\[\s*"([^"]*)"', wkt)
     return method.group(1) if method else "a WKT CRS"
 
 
-# -- CF grid mapping parameters as WKT 1 (CF appendix F; OGC 01-009 names) ---------------------
-def _number(attrs: dict, name: str, default=None):
-    value = attrs.get(name, default)
-    if isinstance(value, list):
-        value = value[0] if value else default
-    return (
-        float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
-    )
+# -- CF grid mapping parameters (CF appendix F), rendered by PROJ --------------------------
+def cf_wkt(attrs: dict) -> tuple[str | None, str | None]:
+    """(WKT 2, None) of a CF grid mapping's parameters, or (None, why not): PROJ (through
+    pyproj, ``CRS.from_cf``) knows every ``grid_mapping_name`` of CF 1.11 appendix F that a
+    CRS can express (rotated poles and geostationary views included), with each one's
+    ellipsoid parameters; hand-written WKT would cover a few and drift from the spec."""
+    import pyproj  # imported on first use: only grid mappings without a WKT need it
+    from pyproj.exceptions import CRSError
 
-
-def _parallels(attrs: dict) -> list[float]:
-    value = attrs.get("standard_parallel")
-    values = value if isinstance(value, list) else [value]
-    return [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-
-
-def _geogcs(attrs: dict) -> str:
-    radius = _number(attrs, "earth_radius")
-    a = _number(attrs, "semi_major_axis")
-    invf = _number(attrs, "inverse_flattening")
-    b = _number(attrs, "semi_minor_axis")
-    if radius is not None:
-        a, invf = radius, 0.0
-    elif a is not None and invf is None:
-        invf = a / (a - b) if b is not None and b != a else 0.0
-    elif a is None:
-        a, invf = _WGS84
-    return (
-        f'GEOGCS["unknown",DATUM["unknown",SPHEROID["unknown",{a!r},{invf!r}]],'
-        f'PRIMEM["Greenwich",0],UNIT["degree",0.0174532925199433]]'
-    )
-
-
-def _projection(attrs: dict) -> tuple[str, list[tuple[str, float]]] | None:
-    """(WKT 1 projection name, parameters) of a CF grid mapping, or None."""
     kind = attrs.get("grid_mapping_name")
-    lon0 = _number(
-        attrs,
-        "longitude_of_central_meridian",
-        _number(attrs, "longitude_of_projection_origin", 0.0),
-    )
-    lat0 = _number(attrs, "latitude_of_projection_origin", 0.0)
-    parallels = _parallels(attrs)
-    scale = _number(
-        attrs,
-        "scale_factor_at_central_meridian",
-        _number(attrs, "scale_factor_at_projection_origin"),
-    )
-    if kind == "lambert_conformal_conic" and len(parallels) == 2:
-        return "Lambert_Conformal_Conic_2SP", [
-            ("standard_parallel_1", parallels[0]),
-            ("standard_parallel_2", parallels[1]),
-            ("latitude_of_origin", lat0),
-            ("central_meridian", lon0),
-        ]
-    if kind == "lambert_conformal_conic" and len(parallels) == 1:
-        return "Lambert_Conformal_Conic_1SP", [
-            ("latitude_of_origin", parallels[0]),
-            ("central_meridian", lon0),
-            ("scale_factor", 1.0),
-        ]
-    if kind == "transverse_mercator":
-        return "Transverse_Mercator", [
-            ("latitude_of_origin", lat0),
-            ("central_meridian", lon0),
-            ("scale_factor", scale if scale is not None else 1.0),
-        ]
-    if kind == "polar_stereographic":
-        lon = _number(attrs, "straight_vertical_longitude_from_pole", lon0)
-        origin = parallels[0] if parallels else lat0
-        return "Polar_Stereographic", [
-            ("latitude_of_origin", origin),
-            ("central_meridian", lon),
-            ("scale_factor", scale if scale is not None else 1.0),
-        ]
-    if kind == "albers_conical_equal_area" and parallels:
-        return "Albers_Conic_Equal_Area", [
-            ("standard_parallel_1", parallels[0]),
-            ("standard_parallel_2", parallels[-1]),
-            ("latitude_of_center", lat0),
-            ("longitude_of_center", lon0),
-        ]
-    if kind == "lambert_azimuthal_equal_area":
-        return "Lambert_Azimuthal_Equal_Area", [
-            ("latitude_of_center", lat0),
-            ("longitude_of_center", lon0),
-        ]
-    if kind == "mercator" and parallels:
-        return "Mercator_2SP", [("standard_parallel_1", parallels[0]), ("central_meridian", lon0)]
-    if kind == "mercator":
-        return "Mercator_1SP", [
-            ("central_meridian", lon0),
-            ("scale_factor", scale if scale is not None else 1.0),
-        ]
-    return None
+    if not isinstance(kind, str) or not kind.strip():
+        return None, "it has no grid_mapping_name"
+    try:
+        crs = pyproj.CRS.from_cf({k: v for k, v in attrs.items() if k not in _NOT_PARAMETERS})
+        return crs.to_wkt(), None
+    except (CRSError, ValueError, TypeError, KeyError) as exc:
+        return None, f"PROJ cannot express grid_mapping_name {kind!r}: {exc}"
 
 
-def cf_wkt(attrs: dict) -> str | None:
-    """WKT 1 of a CF grid mapping's parameters, or None for a mapping not rendered here
-    (rotated poles, geostationary ...)."""
-    if attrs.get("grid_mapping_name") == "latitude_longitude":
-        return _geogcs(attrs)
-    projection = _projection(attrs)
-    if projection is None:
+#: attributes of a grid mapping variable that are not its parameters (written beside them by
+#: xarray and netCDF writers)
+_NOT_PARAMETERS = ("_FillValue", "missing_value", "_ARRAY_DIMENSIONS", "coordinates")
+
+
+def compact_wkt(wkt: str, limit: int) -> str | None:
+    """``wkt`` on one line, or the same CRS in PROJ's shorter WKT forms (GDAL's WKT 1 with its
+    PROJ extension, WKT 2 of 2015), whichever first has fewer than ``limit`` characters; None
+    when none does (a GeoTIFF citation has room for so many)."""
+    line = " ".join(wkt.split())
+    if len(line) < limit:
+        return line
+    import pyproj
+    from pyproj.exceptions import CRSError
+
+    try:
+        crs = pyproj.CRS.from_wkt(wkt)
+    except CRSError:
         return None
-    name, parameters = projection
-    parameters += [
-        ("false_easting", _number(attrs, "false_easting", 0.0)),
-        ("false_northing", _number(attrs, "false_northing", 0.0)),
-    ]
-    listed = ",".join(f'PARAMETER["{k}",{v!r}]' for k, v in parameters)
-    return f'PROJCS["unknown",{_geogcs(attrs)},PROJECTION["{name}"],{listed},UNIT["metre",1]]'
+    for version in ("WKT1_GDAL", "WKT2_2015"):
+        try:
+            text = crs.to_wkt(version)
+        except CRSError:
+            continue
+        if text and len(text) < limit:
+            return text
+    return None

@@ -3,7 +3,8 @@
 * ``-o cf``: ``data.cf.npy`` and plane ``<stem>.cf.npy`` files holding the decoded values
   (unpacked floats, missing values as NaN; dates as ``datetime64[ns]``) of every array whose
   attributes encode something (packing, missing values, CF time), and beside them for floats
-  ``.cf.tif``, a GeoTIFF of the decoded values with NaN as its nodata (``zarrfs.tiff_meta``).
+  ``.cf.tif``, a GeoTIFF of the decoded values with NaN as its nodata (``zarrfs.tiff_meta``),
+  float32 where that holds them (``engine.cf.compact_dtype``: 8- and 16-bit packed counts).
   The size is exact from metadata; a read decodes only the chunks under its bytes.
 * Plane folders and files named by coordinate value (``time_2000-01-05/``, ``level_850.npy``)
   beside the index names (``time_04/``), for every axis with a 1-D coordinate variable whose
@@ -43,34 +44,34 @@ def decoded_variable(array):
 
 
 class DecodedBytesFile(ArrayBytesFile):
-    """A ``.npy`` (or, with a TIFF ``header``, a ``.cf.tif``) of decoded values: elements
-    ``[start, start + count)`` of the C-order array, decoded. No read-ahead windows: those hold
-    the stored values."""
+    """A ``.npy`` (or, with a TIFF ``header``, a ``.cf.tif`` of ``dtype``) of decoded values:
+    elements ``[start, start + count)`` of the C-order array, decoded. No read-ahead windows:
+    those hold the stored values."""
 
-    def __init__(self, array, var, start: int, count: int, shape: tuple, stats, header=None):
-        header = npy_header(var.decoded_dtype, shape) if header is None else header
+    def __init__(
+        self, array, var, start: int, count: int, shape: tuple, stats, header=None, dtype=None
+    ):
+        self.dtype = var.decoded_dtype if dtype is None else dtype
+        header = npy_header(self.dtype, shape) if header is None else header
         super().__init__(array, header, start, count, stats, 0)
         self.var = var
-        self.itemsize = var.decoded_dtype.itemsize
+        self.itemsize = self.dtype.itemsize
 
     def read_elements(self, first: int, stop: int, deadline: float | None = None) -> memoryview:
         if deadline is None:
             stored = self.array.read_flat(self.start + first, self.start + stop)
         else:
             stored = self._read_by(first, stop, deadline)
-        values = np.ascontiguousarray(engine.cf.decode(self.var, stored))
+        values = np.ascontiguousarray(engine.cf.decode(self.var, stored), dtype=self.dtype)
         return memoryview(values.reshape(-1).view(np.uint8))
 
 
 def _tiff_header(var, shape: tuple, tags) -> bytes | None:
     """The ``.cf.tif`` prefix of decoded float values, or None where there is none."""
-    if (
-        var.decoded_dtype.kind != "f"
-        or len(shape) != 2
-        or not supports_tiff(var.decoded_dtype, shape)
-    ):
+    dtype = engine.cf.compact_dtype(var)
+    if dtype.kind != "f" or len(shape) != 2 or not supports_tiff(dtype, shape):
         return None
-    return tiff_layout(var.decoded_dtype, shape, tags=tags).prefix
+    return tiff_layout(dtype, shape, tags=tags).prefix
 
 
 def array_files(context, array, describer) -> dict:
@@ -86,7 +87,7 @@ def array_files(context, array, describer) -> dict:
         header = _tiff_header(var, shape, describer.plane_tags((), decoded=True))
     if header is not None:
         files["data.cf.tif"] = DecodedBytesFile(
-            array, var, 0, array.size, shape, context.stats, header
+            array, var, 0, array.size, shape, context.stats, header, engine.cf.compact_dtype(var)
         )
     return files
 
@@ -98,7 +99,8 @@ def plane_kinds(array, options) -> list[str]:
     if var is None:
         return []
     plane = tuple(array.shape)[-2:]
-    floats = var.decoded_dtype.kind == "f" and supports_tiff(var.decoded_dtype, plane)
+    dtype = engine.cf.compact_dtype(var)
+    floats = dtype.kind == "f" and supports_tiff(dtype, plane)
     return [CF_KIND, CF_TIFF] if floats else [CF_KIND]
 
 
@@ -106,11 +108,12 @@ def plane_file(context, array, index: tuple[int, ...], kind: str, describer) -> 
     height, width = tuple(array.shape)[-2:]
     start = int(np.ravel_multi_index(index, tuple(array.shape)[:-2])) * height * width
     var = decoded_variable(array)
-    header = None
+    header, dtype = None, None
     if kind == CF_TIFF:
         header = _tiff_header(var, (height, width), describer.plane_tags(index, decoded=True))
+        dtype = engine.cf.compact_dtype(var)
     shape = (height, width)
-    return DecodedBytesFile(array, var, start, height * width, shape, context.stats, header)
+    return DecodedBytesFile(array, var, start, height * width, shape, context.stats, header, dtype)
 
 
 class CoordinateNames:
