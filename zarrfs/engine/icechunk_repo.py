@@ -114,7 +114,15 @@ class Repository:
                 authorized = icechunk_storage.container_credentials(
                     ic, containers, self.storage_options
                 )
-                self._repo = ic.Repository.open(storage, authorize_virtual_chunk_access=authorized)
+                config = None
+                readable = icechunk_storage.readable_containers(ic, containers, storage_options)
+                if readable is not None:  # replaces the stored containers for this reader
+                    config = ic.RepositoryConfig()
+                    for container in readable:
+                        config.set_virtual_chunk_container(container)
+                self._repo = ic.Repository.open(
+                    storage, config=config, authorize_virtual_chunk_access=authorized
+                )
         except Exception as exc:  # noqa: BLE001 - IcechunkError: Icechunk's one class
             raise self._error(f"cannot open the Icechunk repository {self.url}", exc) from exc
         self._lock = threading.Lock()
