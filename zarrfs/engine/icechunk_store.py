@@ -36,7 +36,8 @@ _REPORT_MARK = re.compile(r"^\s*(?:x\s|[|`]-+>)\s*")
 _BATCHES = 8  # calls a large read is cut into, so that decoding starts early
 _BATCH_MIN = 4  # reads per call at least
 _POLL_SECONDS = 0.05  # how often a waiting read asks whether its reader gave up
-_DOCUMENTS = frozenset((_DOCUMENT, ".zarray", ".zgroup", ".zattrs", ".zmetadata"))
+_V2_DOCUMENTS = frozenset((".zarray", ".zgroup", ".zattrs", ".zmetadata"))
+_DOCUMENTS = frozenset((_DOCUMENT, *_V2_DOCUMENTS))
 
 
 def reason(exc: BaseException) -> str:
@@ -71,6 +72,13 @@ def _is_document(key: str) -> bool:
     return key.rsplit("/", 1)[-1] in _DOCUMENTS
 
 
+def _is_v2_document(key: str) -> bool:
+    """A Zarr v2 document: never in a repository (Icechunk holds Zarr v3 only and answers
+    every such key "not found"), so answered absent without asking (each absent key of a
+    batch would be asked again alone: a node's lookup cost 5 ms instead of 1)."""
+    return key.rsplit("/", 1)[-1] in _V2_DOCUMENTS
+
+
 def _range_tuple(req: ByteRequest) -> tuple[int | None, int | None]:
     """Icechunk's range of a read: ``(start, end)``, ``(start, None)``, ``(None, suffix)``;
     a node's document whole (see ``_cat_file``)."""
@@ -100,6 +108,8 @@ class SessionFileSystem(AsyncFileSystem):
         self._prototype = default_buffer_prototype()
 
     async def _cat_file(self, path, start=None, end=None, **kwargs):
+        if _is_v2_document(path):
+            raise FileNotFoundError(path)
         document = _is_document(path)
         # a node's document is asked for up to the engine's size limit; Icechunk (1.1) panics
         # on a range past the end of one (it keeps them in the snapshot): asked for whole
@@ -124,19 +134,25 @@ class SessionFileSystem(AsyncFileSystem):
         file against the modification time or ETag it was committed with only there."""
         raw = getattr(self.zarr_store, "_store", None)  # Icechunk's PyStore
         got: list = [None] * len(requests)
-        if raw is not None and self.batched:
-            asked = [(r.key, _range_tuple(r)) for r in requests]
+        v2 = [i for i, r in enumerate(requests) if _is_v2_document(r.key)]
+        asked = [i for i, r in enumerate(requests) if not _is_v2_document(r.key)]
+        if raw is not None and self.batched and asked:
+            ranges = [(requests[i].key, _range_tuple(requests[i])) for i in asked]
             try:
-                got = await raw.get_partial_values(asked)
+                for i, g in zip(asked, await raw.get_partial_values(ranges), strict=True):
+                    got[i] = g
             except Exception:  # noqa: BLE001 - each read alone says which one failed
                 got = [None] * len(requests)
+        for i in v2:
+            got[i] = FileNotFoundError(requests[i].key)
         again = [i for i, g in enumerate(got) if g is None]
         alone = await asyncio.gather(
             *(self._cat_file(requests[i].key, requests[i].start, requests[i].end) for i in again),
             return_exceptions=True,
         )
         out: list = [
-            None if g is None else _answer(r, g) for r, g in zip(requests, got, strict=True)
+            g if g is None or isinstance(g, BaseException) else _answer(r, g)
+            for r, g in zip(requests, got, strict=True)
         ]
         for i, result in zip(again, alone, strict=True):
             out[i] = result
