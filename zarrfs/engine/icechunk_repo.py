@@ -106,18 +106,18 @@ class Repository:
         self.storage_options = storage_options
         ic = _icechunk(self.url)
         storage = icechunk_storage.storage(ic, self.url, self.storage_options)
+        config = icechunk_storage.reader_config(ic, self.url)
         try:
-            self._repo = ic.Repository.open(storage)
+            self._repo = ic.Repository.open(storage, config=config)
             containers = self._repo.config.virtual_chunk_containers or {}
             self.virtual = bool(containers)
             if containers:  # Icechunk reads no virtual chunk of a container not authorized
                 authorized = icechunk_storage.container_credentials(
                     ic, containers, self.storage_options
                 )
-                config = None
                 readable = icechunk_storage.readable_containers(ic, containers, storage_options)
                 if readable is not None:  # replaces the stored containers for this reader
-                    config = ic.RepositoryConfig()
+                    config = config or ic.RepositoryConfig()
                     for container in readable:
                         config.set_virtual_chunk_container(container)
                 self._repo = ic.Repository.open(

@@ -76,6 +76,18 @@ def storage(ic, url: str, options: dict):
     )
 
 
+def reader_config(ic, url: str):
+    """What this reader changes of a repository's config (None: nothing). On local disk, one
+    read a chunk: Icechunk's local storage cuts every object past 4 KiB into up to 5 ranges
+    read at once, which costs a plane of 64 chunks of 20 KiB 28 ms instead of 17 (load 8)."""
+    if (urlsplit(url).scheme if "://" in url else "file") != "file":
+        return None
+    whole = ic.StorageConcurrencySettings(
+        max_concurrent_requests_for_object=1, ideal_concurrent_request_size=1 << 40
+    )
+    return ic.RepositoryConfig(storage=ic.StorageSettings(concurrency=whole))
+
+
 def container_credentials(ic, containers: dict, options: dict) -> dict[str, Any]:
     """Every virtual-chunk container of a repository, authorized (Icechunk reads no virtual
     chunk of a container not named here), with credentials from the same storage options:
