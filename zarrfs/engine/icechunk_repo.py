@@ -25,11 +25,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from . import icechunk_storage
 from .errors import NodeNotFoundError, StoreError, UnsupportedError, ZarrfsError
 from .hierarchy import open_store
+from .icechunk_layout import ChunkLayout
 from .icechunk_store import SessionFileSystem, VersionStore, reason
 from .store import Store
 from .store_urls import url_protocol
@@ -107,6 +109,7 @@ class Repository:
         ic = _icechunk(self.url)
         storage = icechunk_storage.storage(ic, self.url, self.storage_options)
         config = icechunk_storage.reader_config(ic, self.url)
+        self.local = url_protocol(self.url) == "file" and "::" not in self.url
         try:
             self._repo = ic.Repository.open(storage, config=config)
             containers = self._repo.config.virtual_chunk_containers or {}
@@ -285,12 +288,19 @@ class Repository:
                 lambda: self._repo.readonly_session(snapshot_id=sid),
             )
             fs = SessionFileSystem(session.store, batched=not self.virtual)
+            if self.local:  # its documents and native chunks read from its files
+                fs.layout = ChunkLayout(Path(self.url.removeprefix("file://")), sid)
             with self._lock:
                 self._sessions[sid] = fs
                 while len(self._sessions) > _KEPT_SESSIONS:
                     self._sessions.pop(next(iter(self._sessions)))
         return VersionStore(
-            fs=fs, root="", url=f"{self.url}@{sid}", repository=self, version=version
+            fs=fs,
+            root="",
+            url=f"{self.url}@{sid}",
+            repository=self,
+            version=version,
+            layout=getattr(fs, "layout", None),
         )
 
     def open(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -25,9 +26,12 @@ from typing import Any
 
 from fsspec.asyn import AsyncFileSystem
 
+from . import icechunk_layout
 from .errors import StoreError
 from .store import Store
 from .store_request import ByteRequest
+
+log = logging.getLogger(__name__)
 
 #: names in a listing known to be objects without asking (each node's document)
 _DOCUMENT = "zarr.json"
@@ -105,6 +109,7 @@ class SessionFileSystem(AsyncFileSystem):
         from zarr.core.buffer import default_buffer_prototype
 
         self.zarr_store = zarr_store
+        self.layout: Any = None  # a local repository's ChunkLayout of this snapshot
         self._prototype = default_buffer_prototype()
 
     async def _cat_file(self, path, start=None, end=None, **kwargs):
@@ -199,19 +204,28 @@ class VersionStore(Store):
     #: the ``Repository`` it belongs to (``icechunk_repo``), and the version it shows
     repository: Any = None
     version: Any = None
+    #: a local repository's chunk layout (``icechunk_layout``): its documents and native
+    #: chunks read straight from its files; None: everything through Icechunk
+    layout: Any = None
 
     def _arrive_async(
         self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
     ) -> Iterator[list[tuple[int, object]]]:
-        """Every request in flight at once, in a few calls to Icechunk (``_cat_batch``), each
-        call's results handed over as it lands (decoding starts while the rest are read)."""
+        """Every request in flight at once: what the layout knows read here, the rest in a few
+        calls to Icechunk (``_cat_batch``), each call's results handed over as it lands
+        (decoding starts while the rest are read)."""
         fs: SessionFileSystem = self.fs  # type: ignore[assignment]
-        size = max(_BATCH_MIN, math.ceil(len(requests) / _BATCHES))
+        todo = list(range(len(requests)))
+        if self.layout is not None:
+            known, todo = self._from_layout(requests)
+            if known:
+                yield known
+        size = max(_BATCH_MIN, math.ceil(len(todo) / _BATCHES))
         calls: dict[concurrent.futures.Future, list[int]] = {}
         refused: list[tuple[int, object]] = []
-        for first in range(0, len(requests), size):
+        for first in range(0, len(todo), size):
             part = []
-            for i in range(first, min(first + size, len(requests))):
+            for i in todo[first : first + size]:
                 try:
                     self.full_path(requests[i].key)  # refuses keys that could leave the store
                     part.append(i)
@@ -239,3 +253,29 @@ class VersionStore(Store):
         finally:
             for call in pending:
                 call.cancel()
+
+    def _from_layout(
+        self, requests: Sequence[ByteRequest]
+    ) -> tuple[list[tuple[int, object]], list[int]]:
+        """(results of the requests the layout answers, indices of those left to Icechunk).
+        A layout that cannot be read leaves everything to Icechunk from then on."""
+        known: list[tuple[int, object]] = []
+        rest: list[int] = []
+        try:
+            for i, req in enumerate(requests):
+                got = icechunk_layout.answer(self.layout, req.key, req.start, req.end)
+                if got is icechunk_layout.ASK:
+                    rest.append(i)
+                elif got is None:
+                    known.append((i, FileNotFoundError(req.key)))
+                elif isinstance(got, OSError):  # referenced, so never absent: an error
+                    message = f"cannot read {req.key!r} from {self.url}: {got}"
+                    known.append((i, self._error(message, req.key)))
+                else:
+                    known.append((i, got))
+        except icechunk_layout.LayoutError as exc:
+            log.info("%s: reading through Icechunk (%s)", self.url, exc)
+            fs: SessionFileSystem = self.fs  # type: ignore[assignment]
+            self.layout = fs.layout = None
+            return [], list(range(len(requests)))
+        return known, rest

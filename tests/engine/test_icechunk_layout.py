@@ -1,0 +1,163 @@
+"""A local repository's chunks read from Icechunk's own files (``icechunk_layout``): every key
+of every version answers what Icechunk itself answers (documents, native chunk files, inline
+chunks, absent chunks, byte ranges of a shard), chunks are read without Icechunk, and a chunk
+file that vanished is an error, never the fill value."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+import zarrfs.engine as engine
+from tests.icechunk_repos import icechunk, write_history, zarr
+from zarrfs.engine import icechunk_layout
+from zarrfs.engine.icechunk_layout import ASK, ChunkLayout, answer
+from zarrfs.engine.icechunk_store import SessionFileSystem
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    return write_history(tmp_path_factory.mktemp("icechunk_layout") / "repo")
+
+
+@pytest.fixture
+def sharded(tmp_path):
+    """A root array of 6 x 256 int32 in shards of 2 x 128 (inner chunks 1 x 64: past
+    Icechunk's inline threshold, so each shard is a chunk file), one shard never written;
+    (the repository, its values)."""
+    values = np.arange(6 * 256, dtype="int32").reshape(6, 256) * 7 - 100
+    values[4:, 128:] = -1  # the fill value: that shard is never written
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+    session = repo.writable_session("main")
+    arr = zarr.create_array(
+        session.store,
+        shape=(6, 256),
+        shards=(2, 128),
+        chunks=(1, 64),
+        dtype="int32",
+        fill_value=-1,
+    )
+    arr[:4] = values[:4]
+    arr[4:, :128] = values[4:, :128]
+    session.commit("sharded")
+    return tmp_path / "repo", values
+
+
+def _icechunk_answer(store, key, byte_range=None):
+    from zarr.core.buffer import default_buffer_prototype
+
+    got = asyncio.run(store.get(key, default_buffer_prototype(), byte_range))
+    return None if got is None else got.to_bytes()
+
+
+def _keys(layout: ChunkLayout):
+    """Every document and every chunk key (written or not) of a snapshot."""
+    for path in layout.nodes():
+        yield (f"{path}/" if path else "") + "zarr.json"
+        meta = json.loads(layout.document(path))
+        if meta["node_type"] != "array":
+            continue
+        chunks = meta["chunk_grid"]["configuration"]["chunk_shape"]
+        grid = [-(-s // c) for s, c in zip(meta["shape"], chunks, strict=True)]
+        for index in itertools.product(*(range(n) for n in grid)):
+            yield (f"{path}/c/" if path else "c/") + "/".join(map(str, index))
+
+
+def _every_key_answers_as_icechunk_does(path, snapshots) -> set[str]:
+    """The kinds of answer seen."""
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(path)))
+    kinds = set()
+    for sid in snapshots:
+        store = repo.readonly_session(snapshot_id=sid).store
+        layout = ChunkLayout(path, sid)
+        for key in _keys(layout):
+            mine = answer(layout, key, None, None)
+            assert mine is not ASK, key
+            assert mine == _icechunk_answer(store, key), (sid, key)
+            kinds.add("absent" if mine is None else "present")
+        for node in layout.nodes().values():
+            for manifest, _ in node.manifests:
+                refs = layout._refs_of(manifest, node.node_id)
+                kinds |= {type(r).__name__ for r in refs.values()}
+    return kinds
+
+
+def test_every_key_of_every_version_answers_as_icechunk_does(history, sharded):
+    kinds = _every_key_answers_as_icechunk_does(history.path, history.order)
+    assert kinds >= {"absent", "present", "bytes"}  # small chunks are inline
+    path, _ = sharded
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(path)))
+    kinds = _every_key_answers_as_icechunk_does(path, [repo.lookup_branch("main")])
+    assert kinds >= {"absent", "present", "FileRange"}
+
+
+def test_byte_ranges_of_a_shard_answer_as_icechunk_does(sharded):
+    from zarr.abc.store import OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+
+    path, _ = sharded
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(path)))
+    sid = repo.lookup_branch("main")
+    store = repo.readonly_session(snapshot_id=sid).store
+    layout = ChunkLayout(path, sid)
+    for start, end, asked in [
+        (0, 10, RangeByteRequest(0, 10)),
+        (5, None, OffsetByteRequest(5)),
+        (-16, None, SuffixByteRequest(16)),
+    ]:
+        for key in ("c/0/0", "c/2/0", "c/0/1"):
+            mine = answer(layout, key, start, end)
+            assert mine == _icechunk_answer(store, key, asked), (key, start, end)
+    assert isinstance(answer(layout, "c/0/0", None, None), bytes)
+    assert answer(layout, "c/2/1", None, None) is None  # the shard never written
+
+
+def test_a_sharded_array_reads_what_was_written(sharded):
+    path, values = sharded
+    arr = engine.open(str(path))
+    np.testing.assert_array_equal(arr[...], values)
+    np.testing.assert_array_equal(arr[3:5, 100:200], values[3:5, 100:200])
+
+
+def test_chunks_are_read_without_icechunk(history, monkeypatch):
+    async def refuse(self, requests):
+        raise AssertionError(f"asked Icechunk for {[r.key for r in requests]}")
+
+    monkeypatch.setattr(SessionFileSystem, "_cat_batch", refuse)
+    for sid in history.order:
+        root = engine.open(str(history.path), snapshot=sid)
+        for array_path, values in history.values[sid].items():
+            np.testing.assert_array_equal(root[array_path][...], values)
+
+
+def test_a_chunk_file_that_vanished_is_an_error(tmp_path, sharded):
+    path, _ = sharded
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    for chunk in (copy / "chunks").iterdir():
+        chunk.unlink()
+    arr = engine.open(str(copy))
+    with pytest.raises(engine.StoreError, match="c/0/0"):
+        arr[0]
+
+
+def test_a_file_of_another_spec_version_is_left_to_icechunk(tmp_path, history):
+    """A snapshot this reader does not know (here: its spec version byte changed) is read
+    through Icechunk, which says what is wrong: never guessed at."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(history.path, copy)
+    sid = history.branches["main"]
+    layout = ChunkLayout(copy, sid)
+    snapshot = copy / "snapshots" / sid
+    data = bytearray(snapshot.read_bytes())
+    data[len(icechunk_layout.MAGIC) + 24] = 99
+    snapshot.write_bytes(bytes(data))
+    with pytest.raises(icechunk_layout.LayoutError, match="spec 99"):
+        layout.nodes()
