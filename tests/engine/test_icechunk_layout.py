@@ -15,7 +15,7 @@ import pytest
 import zarrfs.engine as engine
 from tests.icechunk_repos import icechunk, write_history, zarr
 from zarrfs.engine import icechunk_layout
-from zarrfs.engine.icechunk_layout import ASK, ChunkLayout, answer
+from zarrfs.engine.icechunk_layout import ASK, ChunkLayout, FileRange, answer
 from zarrfs.engine.icechunk_store import SessionFileSystem
 
 
@@ -47,6 +47,23 @@ def sharded(tmp_path):
     return tmp_path / "repo", values
 
 
+def _layout(path, sid) -> ChunkLayout:
+    """A snapshot's layout, its files read from disk."""
+    return ChunkLayout(
+        lambda key: (path / key).read_bytes() if (path / key).exists() else None, sid
+    )
+
+
+def _answer(path, layout, key, start=None, end=None):
+    """What the layout answers, a chunk's range read from its file."""
+    got = answer(layout, key, start, end)
+    if isinstance(got, FileRange):
+        with open(path / got.key, "rb") as f:
+            f.seek(got.offset)
+            return f.read(got.length)
+    return got
+
+
 def _icechunk_answer(store, key, byte_range=None):
     from zarr.core.buffer import default_buffer_prototype
 
@@ -73,9 +90,9 @@ def _every_key_answers_as_icechunk_does(path, snapshots) -> set[str]:
     kinds = set()
     for sid in snapshots:
         store = repo.readonly_session(snapshot_id=sid).store
-        layout = ChunkLayout(path, sid)
+        layout = _layout(path, sid)
         for key in _keys(layout):
-            mine = answer(layout, key, None, None)
+            mine = _answer(path, layout, key)
             assert mine is not ASK, key
             assert mine == _icechunk_answer(store, key), (sid, key)
             kinds.add("absent" if mine is None else "present")
@@ -102,16 +119,16 @@ def test_byte_ranges_of_a_shard_answer_as_icechunk_does(sharded):
     repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(path)))
     sid = repo.lookup_branch("main")
     store = repo.readonly_session(snapshot_id=sid).store
-    layout = ChunkLayout(path, sid)
+    layout = _layout(path, sid)
     for start, end, asked in [
         (0, 10, RangeByteRequest(0, 10)),
         (5, None, OffsetByteRequest(5)),
         (-16, None, SuffixByteRequest(16)),
     ]:
         for key in ("c/0/0", "c/2/0", "c/0/1"):
-            mine = answer(layout, key, start, end)
+            mine = _answer(path, layout, key, start, end)
             assert mine == _icechunk_answer(store, key, asked), (key, start, end)
-    assert isinstance(answer(layout, "c/0/0", None, None), bytes)
+    assert isinstance(answer(layout, "c/0/0", None, None), FileRange)
     assert answer(layout, "c/2/1", None, None) is None  # the shard never written
 
 
@@ -154,10 +171,32 @@ def test_a_file_of_another_spec_version_is_left_to_icechunk(tmp_path, history):
     copy = tmp_path / "copy"
     shutil.copytree(history.path, copy)
     sid = history.branches["main"]
-    layout = ChunkLayout(copy, sid)
+    layout = _layout(copy, sid)
     snapshot = copy / "snapshots" / sid
     data = bytearray(snapshot.read_bytes())
     data[len(icechunk_layout.MAGIC) + 24] = 99
     snapshot.write_bytes(bytes(data))
     with pytest.raises(icechunk_layout.LayoutError, match="spec 99"):
         layout.nodes()
+
+
+def test_chunks_in_a_bucket_are_read_without_icechunk(sharded, s3_server, monkeypatch):
+    """Over S3 the snapshot, manifest and chunk objects come through the engine's own S3
+    store, with the same storage options; a chunk object deleted since is an error."""
+    path, values = sharded
+    url = s3_server.upload_dir(path, prefix="repos/sharded")
+    options = s3_server.storage_options()
+
+    async def refuse(self, requests):
+        raise AssertionError(f"asked Icechunk for {[r.key for r in requests]}")
+
+    monkeypatch.setattr(SessionFileSystem, "_cat_batch", refuse)
+    arr = engine.open(url, **options)
+    np.testing.assert_array_equal(arr[...], values)
+    bucket, prefix = url.removeprefix("s3://").split("/", 1)
+    client = s3_server.client()
+    for item in client.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}/chunks/")["Contents"]:
+        client.delete_object(Bucket=bucket, Key=item["Key"])
+    engine.clear_caches()  # nothing decoded before kept
+    with pytest.raises(engine.StoreError, match="is not there"):
+        engine.open(url, **options)[0]

@@ -1,5 +1,6 @@
-"""Where each chunk of a version of a local Icechunk repository is, read from Icechunk's own
-snapshot and manifest files, so that its native chunks read as a plain store's files.
+"""Where each chunk of a version of an Icechunk repository is, read from Icechunk's own
+snapshot and manifest files, so that its native chunks read as a plain store's objects (through
+the engine's ``Store`` of the repository: local files, S3, GCS, Azure).
 
 Icechunk (1.1) hands over a local plane's chunks more slowly than zarrfs reads a plain copy
 whole (64 chunk files: 16-28 ms at load 8, the plain copy's plane 6-15 ms), and every key through
@@ -11,21 +12,20 @@ ranges each covers); a manifest lists each array's chunk references: a chunk fil
 (``chunks/<id>``, offset, length), bytes inline, or a virtual location.
 
 :class:`ChunkLayout` answers, for a key: a node's document, a chunk's file range or inline
-bytes, absent (no reference: the fill value), or "ask Icechunk" (``None``): a virtual chunk (its
+bytes, absent (no reference: the fill value), or "ask Icechunk" (``ASK``): a virtual chunk (its
 file is checked against what was committed, by Icechunk), or anything this reader does not
 know, including a file in another spec version or one that does not parse. It never guesses:
-every offset is checked against its buffer, and a chunk's range against its file by the
-reader of that file.
+every offset is checked against its buffer, and a chunk's range against its object by the
+reader of that object.
 """
 
 from __future__ import annotations
 
 import base64
-import os
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import zstandard
 
@@ -129,21 +129,24 @@ def _slice(buf: bytes, at: int, size: int) -> bytes:
     return buf[at : at + size]
 
 
-def read_file(path: Path, file_type: int) -> _Table:
+def read_file(read: Callable[[str], bytes | None], key: str, file_type: int) -> _Table:
     """The root table of an Icechunk file (a snapshot or a manifest) of spec version 1."""
-    data = path.read_bytes()
+    data = read(key)
+    if data is None:
+        raise LayoutError(f"{key}: not there")
+    name = key
     if len(data) < _HEADER or not data.startswith(MAGIC):
-        raise LayoutError(f"{path.name}: not an Icechunk file")
+        raise LayoutError(f"{name}: not an Icechunk file")
     version, kind, compression = data[_HEADER - 3 : _HEADER]
     if version != SPEC_VERSION or kind != file_type or compression != _ZSTD:
-        raise LayoutError(f"{path.name}: spec {version}, type {kind}, compression {compression}")
+        raise LayoutError(f"{name}: spec {version}, type {kind}, compression {compression}")
     try:
         with zstandard.ZstdDecompressor().stream_reader(memoryview(data)[_HEADER:]) as reader:
             buf = reader.read(_MAX_FILE_BYTES + 1)
     except zstandard.ZstdError as exc:
-        raise LayoutError(f"{path.name}: {exc}") from exc
+        raise LayoutError(f"{name}: {exc}") from exc
     if len(buf) > _MAX_FILE_BYTES:
-        raise LayoutError(f"{path.name}: larger than {_MAX_FILE_BYTES} bytes")
+        raise LayoutError(f"{name}: larger than {_MAX_FILE_BYTES} bytes")
     return _Table(buf, _u32(buf, 0))
 
 
@@ -152,9 +155,9 @@ def read_file(path: Path, file_type: int) -> _Table:
 
 @dataclass(frozen=True)
 class FileRange:
-    """A native chunk: ``length`` bytes at ``offset`` of the file ``path``."""
+    """A native chunk: ``length`` bytes at ``offset`` of the repository's object ``key``."""
 
-    path: Path
+    key: str
     offset: int
     length: int
 
@@ -173,11 +176,12 @@ ASK = object()  # a key for Icechunk to answer
 
 
 class ChunkLayout:
-    """The chunks of one snapshot of the local repository at ``root``. Thread-safe; the
-    snapshot is read on first use, each manifest once, when a chunk it holds is asked for."""
+    """The chunks of one snapshot of a repository whose objects ``read(key)`` gives (None:
+    absent). Thread-safe; the snapshot is read on first use, each manifest once, when a chunk
+    it holds is asked for."""
 
-    def __init__(self, root: str | Path, snapshot_id: str):
-        self.root = Path(root)
+    def __init__(self, read: Callable[[str], bytes | None], snapshot_id: str):
+        self.read = read
         self.snapshot_id = snapshot_id
         self._lock = threading.Lock()
         self._nodes: dict[str, _Node] | None = None
@@ -191,7 +195,7 @@ class ChunkLayout:
             return self._nodes
 
     def _read_snapshot(self) -> dict[str, _Node]:
-        snap = read_file(self.root / "snapshots" / self.snapshot_id, SNAPSHOT)
+        snap = read_file(self.read, f"snapshots/{self.snapshot_id}", SNAPSHOT)
         if object_id(snap.struct_bytes(0, 12) or b"") != self.snapshot_id:
             raise LayoutError(f"snapshot {self.snapshot_id}: its id differs")
         nodes = {}
@@ -241,7 +245,7 @@ class ChunkLayout:
             known = self._refs.get(key)
         if known is not None:
             return known
-        root = read_file(self.root / "manifests" / manifest, MANIFEST)
+        root = read_file(self.read, f"manifests/{manifest}", MANIFEST)
         refs: dict[tuple[int, ...], object] = {}
         for array in root.tables(1):
             if array.struct_bytes(0, 8) != node_id:
@@ -251,9 +255,7 @@ class ChunkLayout:
                 chunk_id = ref.struct_bytes(4, 12)
                 if chunk_id is not None:
                     offset, length = ref.scalar(2, "Q"), ref.scalar(3, "Q")
-                    refs[index] = FileRange(
-                        self.root / "chunks" / object_id(chunk_id), offset, length
-                    )
+                    refs[index] = FileRange(f"chunks/{object_id(chunk_id)}", offset, length)
                 elif ref.vector(5) is not None:  # a virtual location: Icechunk checks its file
                     refs[index] = None
                 else:
@@ -289,9 +291,9 @@ def _range(size: int, start: int | None, end: int | None) -> tuple[int, int]:
 
 
 def answer(layout: ChunkLayout, key: str, start: int | None, end: int | None):
-    """What ``layout`` says of a read of ``key``: its bytes, None (absent), an OSError (a
-    chunk file gone or short), or ``ASK`` (Icechunk answers: a virtual chunk, a key this
-    reader does not know)."""
+    """What ``layout`` says of a read of ``key``: its bytes, None (absent), a ``FileRange``
+    of the repository's object to read (the range asked, within the chunk), or ``ASK``
+    (Icechunk answers: a virtual chunk, a key this reader does not know)."""
     name = key.rsplit("/", 1)[-1]
     if name == "zarr.json":
         doc = layout.document(key[: -len(name)])
@@ -311,11 +313,4 @@ def answer(layout: ChunkLayout, key: str, start: int | None, end: int | None):
         lo, hi = _range(len(found), start, end)
         return found[lo:hi]
     lo, hi = _range(found.length, start, end)
-    try:
-        with open(found.path, "rb") as f:
-            data = os.pread(f.fileno(), hi - lo, found.offset + lo)
-    except OSError as exc:
-        return exc
-    if len(data) != hi - lo:
-        return OSError(f"chunk file {found.path.name} is shorter than its reference says")
-    return data
+    return FileRange(found.key, found.offset + lo, hi - lo)

@@ -20,12 +20,12 @@ Icechunk is optional (``zarrfs[icechunk]``): without it a repository is a one-li
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from . import icechunk_storage
@@ -35,6 +35,8 @@ from .icechunk_layout import ChunkLayout
 from .icechunk_store import SessionFileSystem, VersionStore, reason
 from .store import Store
 from .store_urls import url_protocol
+
+log = logging.getLogger(__name__)
 
 PREFIX = "icechunk://"
 #: the object every Icechunk repository has (its default branch's ref)
@@ -109,7 +111,7 @@ class Repository:
         ic = _icechunk(self.url)
         storage = icechunk_storage.storage(ic, self.url, self.storage_options)
         config = icechunk_storage.reader_config(ic, self.url)
-        self.local = url_protocol(self.url) == "file" and "::" not in self.url
+        self._objects = _objects(self.url, storage_options)
         try:
             self._repo = ic.Repository.open(storage, config=config)
             containers = self._repo.config.virtual_chunk_containers or {}
@@ -288,8 +290,8 @@ class Repository:
                 lambda: self._repo.readonly_session(snapshot_id=sid),
             )
             fs = SessionFileSystem(session.store, batched=not self.virtual)
-            if self.local:  # its documents and native chunks read from its files
-                fs.layout = ChunkLayout(Path(self.url.removeprefix("file://")), sid)
+            if self._objects is not None:  # its documents and native chunks read directly
+                fs.layout = ChunkLayout(self._objects.get, sid)
             with self._lock:
                 self._sessions[sid] = fs
                 while len(self._sessions) > _KEPT_SESSIONS:
@@ -300,7 +302,8 @@ class Repository:
             url=f"{self.url}@{sid}",
             repository=self,
             version=version,
-            layout=getattr(fs, "layout", None),
+            layout=fs.layout,
+            repo_store=self._objects,
         )
 
     def open(
@@ -313,6 +316,19 @@ class Repository:
     ):
         """The root node of a version (default: the branch ``main``)."""
         return open_store(self.store(self.resolve(branch, tag, snapshot)), consolidated)
+
+
+def _objects(url: str, storage_options: dict) -> Store | None:
+    """The engine's own store of a repository's objects (its snapshots, manifests and chunks
+    are read through it: ``icechunk_layout``), or None where it has none (Icechunk reads
+    everything then)."""
+    if url_protocol(url) not in ("file", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"):
+        return None
+    try:
+        return Store.from_url(url, **storage_options)
+    except ZarrfsError as exc:
+        log.info("%s: chunks read through Icechunk (%s)", url, exc)
+        return None
 
 
 def _is_repository(url: str, storage_options: dict) -> bool:

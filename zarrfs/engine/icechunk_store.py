@@ -204,9 +204,11 @@ class VersionStore(Store):
     #: the ``Repository`` it belongs to (``icechunk_repo``), and the version it shows
     repository: Any = None
     version: Any = None
-    #: a local repository's chunk layout (``icechunk_layout``): its documents and native
-    #: chunks read straight from its files; None: everything through Icechunk
+    #: the version's chunk layout (``icechunk_layout``): its documents and native chunks
+    #: read from the repository's objects through ``repo_store`` (the engine's own Store of
+    #: the repository); None: everything through Icechunk
     layout: Any = None
+    repo_store: Store | None = None
 
     def _arrive_async(
         self, requests: Sequence[ByteRequest], stop: Callable[[], bool] | None
@@ -216,10 +218,13 @@ class VersionStore(Store):
         (decoding starts while the rest are read)."""
         fs: SessionFileSystem = self.fs  # type: ignore[assignment]
         todo = list(range(len(requests)))
+        ranges: list[tuple[int, icechunk_layout.FileRange]] = []
         if self.layout is not None:
-            known, todo = self._from_layout(requests)
+            known, ranges, todo = self._from_layout(requests)
             if known:
                 yield known
+        if ranges:
+            yield from self._read_objects(requests, ranges, stop)
         size = max(_BATCH_MIN, math.ceil(len(todo) / _BATCHES))
         calls: dict[concurrent.futures.Future, list[int]] = {}
         refused: list[tuple[int, object]] = []
@@ -254,28 +259,54 @@ class VersionStore(Store):
             for call in pending:
                 call.cancel()
 
-    def _from_layout(
-        self, requests: Sequence[ByteRequest]
-    ) -> tuple[list[tuple[int, object]], list[int]]:
-        """(results of the requests the layout answers, indices of those left to Icechunk).
-        A layout that cannot be read leaves everything to Icechunk from then on."""
+    def _from_layout(self, requests: Sequence[ByteRequest]):
+        """(results the layout gives, ``(index, FileRange)`` of chunks to read from the
+        repository's objects, indices of the requests left to Icechunk). A layout that cannot
+        be read leaves everything to Icechunk from then on."""
         known: list[tuple[int, object]] = []
+        ranges: list[tuple[int, icechunk_layout.FileRange]] = []
         rest: list[int] = []
         try:
             for i, req in enumerate(requests):
                 got = icechunk_layout.answer(self.layout, req.key, req.start, req.end)
                 if got is icechunk_layout.ASK:
                     rest.append(i)
-                elif got is None:
-                    known.append((i, FileNotFoundError(req.key)))
-                elif isinstance(got, OSError):  # referenced, so never absent: an error
-                    message = f"cannot read {req.key!r} from {self.url}: {got}"
-                    known.append((i, self._error(message, req.key)))
-                else:
-                    known.append((i, got))
+                elif isinstance(got, icechunk_layout.FileRange):
+                    ranges.append((i, got))
+                else:  # absent: as Icechunk's store says so
+                    known.append((i, FileNotFoundError(req.key) if got is None else got))
         except icechunk_layout.LayoutError as exc:
             log.info("%s: reading through Icechunk (%s)", self.url, exc)
             fs: SessionFileSystem = self.fs  # type: ignore[assignment]
             self.layout = fs.layout = None
-            return [], list(range(len(requests)))
-        return known, rest
+            return [], [], list(range(len(requests)))
+        return known, ranges, rest
+
+    def _read_objects(
+        self,
+        requests: Sequence[ByteRequest],
+        ranges: list[tuple[int, icechunk_layout.FileRange]],
+        stop: Callable[[], bool] | None,
+    ) -> Iterator[list[tuple[int, object]]]:
+        """Native chunks read from the repository's objects, as they land. A chunk object
+        that is not there is an error: the snapshot refers to it, so it is never absent."""
+        repo_store: Store = self.repo_store  # type: ignore[assignment]
+        asked = [ByteRequest(r.key, r.offset, r.offset + r.length) for _, r in ranges]
+        for arrived in repo_store.stream(asked, stop):
+            out: list[tuple[int, object]] = []
+            for j, got in arrived:
+                i = ranges[j][0]
+                if got is None:
+                    got = self._error(
+                        f"cannot read {requests[i].key!r} from {self.url}: its chunk object "
+                        f"{asked[j].key} is not there",
+                        requests[i].key,
+                    )
+                elif isinstance(got, bytes) and len(got) != ranges[j][1].length:
+                    got = self._error(
+                        f"cannot read {requests[i].key!r} from {self.url}: its chunk object "
+                        f"{asked[j].key} is shorter than the snapshot says",
+                        requests[i].key,
+                    )
+                out.append((i, got))
+            yield out
