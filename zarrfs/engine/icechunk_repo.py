@@ -344,10 +344,27 @@ def _key(url: str, storage_options: dict) -> str:
 
 
 def known(url: str, storage_options: dict) -> bool:
-    """Whether this process opened a repository at ``url`` already (so no plain open first)."""
+    """Whether this process opened a repository at or above ``url`` already (so no plain
+    open first)."""
+    return _known_location(url, storage_options) is not None
+
+
+def _known_location(url: str, storage_options: dict) -> tuple[str, str] | None:
+    """``(repository URL, node path)`` of a URL at or below a repository this process opened
+    with the same storage options (no request: a script's every open of a repository it
+    opened before), or None."""
     options = {k: v for k, v in storage_options.items() if k not in VERSION_OPTIONS}
+    base, below = url.rstrip("/") or url, list[str]()
     with _opened_lock:
-        return _key(url, options) in _opened
+        for _ in range(_MAX_DEPTH):
+            if _key(base, options) in _opened:
+                return base, "/".join(reversed(below))
+            head, sep, name = base.rpartition("/")
+            if not sep or not head:
+                return None
+            below.append(name)
+            base = head
+    return None
 
 
 def opened(url: str, storage_options: dict) -> Repository:
@@ -398,7 +415,7 @@ def open_url(url: str, consolidated: bool | None, storage_options: dict, *, requ
     options = dict(storage_options)
     version = pop_version(options)
     bare = url[len(PREFIX) :] if url.startswith(PREFIX) else url
-    found = locate(bare, options)
+    found = _known_location(bare, options) or locate(bare, options)
     if found is None:
         if not required:
             return None
