@@ -139,11 +139,21 @@ def test_a_sharded_array_reads_what_was_written(sharded):
     np.testing.assert_array_equal(arr[3:5, 100:200], values[3:5, 100:200])
 
 
-def test_chunks_are_read_without_icechunk(history, monkeypatch):
-    async def refuse(self, requests):
+def _refuse_icechunk(monkeypatch) -> None:
+    """Every read through Icechunk's store fails the test."""
+
+    async def batch(self, requests):
         raise AssertionError(f"asked Icechunk for {[r.key for r in requests]}")
 
-    monkeypatch.setattr(SessionFileSystem, "_cat_batch", refuse)
+    async def one(self, path, start=None, end=None, **kwargs):
+        raise AssertionError(f"asked Icechunk for {path}")
+
+    monkeypatch.setattr(SessionFileSystem, "_cat_batch", batch)
+    monkeypatch.setattr(SessionFileSystem, "_cat_file", one)
+
+
+def test_chunks_are_read_without_icechunk(history, monkeypatch):
+    _refuse_icechunk(monkeypatch)
     for sid in history.order:
         root = engine.open(str(history.path), snapshot=sid)
         for array_path, values in history.values[sid].items():
@@ -187,10 +197,7 @@ def test_chunks_in_a_bucket_are_read_without_icechunk(sharded, s3_server, monkey
     url = s3_server.upload_dir(path, prefix="repos/sharded")
     options = s3_server.storage_options()
 
-    async def refuse(self, requests):
-        raise AssertionError(f"asked Icechunk for {[r.key for r in requests]}")
-
-    monkeypatch.setattr(SessionFileSystem, "_cat_batch", refuse)
+    _refuse_icechunk(monkeypatch)
     arr = engine.open(url, **options)
     np.testing.assert_array_equal(arr[...], values)
     bucket, prefix = url.removeprefix("s3://").split("/", 1)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import fsspec.asyn
 from fsspec.asyn import AsyncFileSystem
 
 from . import icechunk_layout
@@ -259,6 +260,27 @@ class VersionStore(Store):
             for call in pending:
                 call.cancel()
 
+    @property
+    def is_async(self) -> bool:
+        """Not where the layout reads chunks from local files: they are then read as a plain
+        local store's, in the read's decode tasks (``_read_sync``), not all up front."""
+        local = self.repo_store is not None and not self.repo_store.is_async
+        return not (local and self.layout is not None)
+
+    def _read_sync(self, req: ByteRequest):
+        """One read, in a decode task: as the layout says (documents, inline chunks, chunk
+        files), else through Icechunk; its bytes, or the exception of that read."""
+        fs: SessionFileSystem = self.fs  # type: ignore[assignment]
+        known, ranges, _ = self._from_layout([req])
+        if known:
+            return known[0][1]
+        if ranges:
+            return next(iter(self._read_objects([req], ranges, None)))[0][1]
+        try:
+            return fsspec.asyn.sync(fs.loop, fs._cat_file, req.key, req.start, req.end)
+        except Exception as exc:  # noqa: BLE001 - sorted out by stream()
+            return exc
+
     def _from_layout(self, requests: Sequence[ByteRequest]):
         """(results the layout gives, ``(index, FileRange)`` of chunks to read from the
         repository's objects, indices of the requests left to Icechunk). A layout that cannot
@@ -266,9 +288,12 @@ class VersionStore(Store):
         known: list[tuple[int, object]] = []
         ranges: list[tuple[int, icechunk_layout.FileRange]] = []
         rest: list[int] = []
+        layout = self.layout  # (another thread may give it up)
+        if layout is None:
+            return [], [], list(range(len(requests)))
         try:
             for i, req in enumerate(requests):
-                got = icechunk_layout.answer(self.layout, req.key, req.start, req.end)
+                got = icechunk_layout.answer(layout, req.key, req.start, req.end)
                 if got is icechunk_layout.ASK:
                     rest.append(i)
                 elif isinstance(got, icechunk_layout.FileRange):
