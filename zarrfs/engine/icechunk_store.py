@@ -275,11 +275,30 @@ class VersionStore(Store):
         if known:
             return known[0][1]
         if ranges:
-            return next(iter(self._read_objects([req], ranges, None)))[0][1]
+            where = ranges[0][1]
+            asked = ByteRequest(where.key, where.offset, where.offset + where.length)
+            return self._chunk_object(req, asked, self.repo_store._read_sync(asked))  # type: ignore[union-attr]
         try:
             return fsspec.asyn.sync(fs.loop, fs._cat_file, req.key, req.start, req.end)
         except Exception as exc:  # noqa: BLE001 - sorted out by stream()
             return exc
+
+    def _chunk_object(self, req: ByteRequest, asked: ByteRequest, got):
+        """A chunk object's answer checked: the snapshot refers to it, so one that is not
+        there (or shorter than referred to) is an error, never absent."""
+        if got is None or isinstance(got, FileNotFoundError):
+            return self._error(
+                f"cannot read {req.key!r} from {self.url}: its chunk object {asked.key} is not "
+                "there",
+                req.key,
+            )
+        if isinstance(got, bytes | bytearray | memoryview) and len(got) != asked.end - asked.start:  # type: ignore[operator]
+            return self._error(
+                f"cannot read {req.key!r} from {self.url}: its chunk object {asked.key} is "
+                "shorter than the snapshot says",
+                req.key,
+            )
+        return got
 
     def _from_layout(self, requests: Sequence[ByteRequest]):
         """(results the layout gives, ``(index, FileRange)`` of chunks to read from the
@@ -318,20 +337,7 @@ class VersionStore(Store):
         repo_store: Store = self.repo_store  # type: ignore[assignment]
         asked = [ByteRequest(r.key, r.offset, r.offset + r.length) for _, r in ranges]
         for arrived in repo_store.stream(asked, stop):
-            out: list[tuple[int, object]] = []
-            for j, got in arrived:
-                i = ranges[j][0]
-                if got is None:
-                    got = self._error(
-                        f"cannot read {requests[i].key!r} from {self.url}: its chunk object "
-                        f"{asked[j].key} is not there",
-                        requests[i].key,
-                    )
-                elif isinstance(got, bytes) and len(got) != ranges[j][1].length:
-                    got = self._error(
-                        f"cannot read {requests[i].key!r} from {self.url}: its chunk object "
-                        f"{asked[j].key} is shorter than the snapshot says",
-                        requests[i].key,
-                    )
-                out.append((i, got))
-            yield out
+            yield [
+                (ranges[j][0], self._chunk_object(requests[ranges[j][0]], asked[j], got))
+                for j, got in arrived
+            ]
