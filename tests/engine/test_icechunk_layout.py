@@ -207,3 +207,20 @@ def test_chunks_in_a_bucket_are_read_without_icechunk(sharded, s3_server, monkey
     engine.clear_caches()  # nothing decoded before kept
     with pytest.raises(engine.StoreError, match="is not there"):
         engine.open(url, **options)[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "parsed"),
+    [
+        ("c/0/1", ("", (0, 1))),
+        ("c", ("", ())),
+        ("a/c/3", ("a", (3,))),
+        ("c/c/0", ("c", (0,))),
+        ("g/c/t/c/1/2", ("g/c/t", (1, 2))),
+        ("a/c", ("a", ())),
+        ("a/c/x", None),
+        ("a/0/1", None),
+    ],
+)
+def test_chunk_keys(key, parsed):
+    assert icechunk_layout._chunk_key(key) == parsed

@@ -273,7 +273,9 @@ def _chunk_key(key: str) -> tuple[str, tuple[int, ...]] | None:
     keeps them: ``path/c/0/1``, ``c/0`` at the root, ``path/c`` for a 0-d array)."""
     if key == "c" or key.endswith("/c"):
         return key[:-2], ()
-    node, sep, index = ("", "c/", key[2:]) if key.startswith("c/") else key.rpartition("/c/")
+    node, sep, index = key.rpartition("/c/")
+    if not sep and key.startswith("c/"):  # the root array's
+        node, sep, index = "", "c/", key[2:]
     parts = index.split("/")
     if not sep or not all(p.isdigit() for p in parts):
         return None
