@@ -224,3 +224,24 @@ def test_chunks_in_a_bucket_are_read_without_icechunk(sharded, s3_server, monkey
 )
 def test_chunk_keys(key, parsed):
     assert icechunk_layout._chunk_key(key) == parsed
+
+
+@pytest.mark.parametrize("keep", [0.5, 0.1, 0.02])
+def test_a_cut_snapshot_is_a_layout_error_never_a_guess(tmp_path, history, keep):
+    """A snapshot whose FlatBuffer ends early (its header and compression intact): every
+    offset read past its end is a LayoutError (Icechunk is asked instead)."""
+    import shutil
+
+    import zstandard
+
+    copy = tmp_path / "copy"
+    shutil.copytree(history.path, copy)
+    sid = history.branches["main"]
+    snapshot = copy / "snapshots" / sid
+    data = snapshot.read_bytes()
+    head = len(icechunk_layout.MAGIC) + 24 + 3
+    body = zstandard.ZstdDecompressor().stream_reader(data[head:]).read()
+    cut = zstandard.ZstdCompressor().compress(body[: int(len(body) * keep)])
+    snapshot.write_bytes(data[:head] + cut)
+    with pytest.raises(icechunk_layout.LayoutError):
+        _layout(copy, sid).nodes()

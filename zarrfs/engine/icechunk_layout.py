@@ -73,7 +73,7 @@ class _Table:
 
     def scalar(self, n: int, fmt: str, default=0):
         at = self._field(n)
-        return struct.unpack_from("<" + fmt, self.buf, at)[0] if at else default
+        return _unpack("<" + fmt, self.buf, at)[0] if at else default
 
     def struct_bytes(self, n: int, size: int) -> bytes | None:
         at = self._field(n)
@@ -101,26 +101,34 @@ class _Table:
         if vec is None:
             return []
         first, count = vec
+        _slice(self.buf, first, 4 * count)
         return [_Table(self.buf, p + _u32(self.buf, p)) for p in range(first, first + 4 * count, 4)]
 
     def u32s(self, n: int) -> tuple[int, ...]:
         vec = self.vector(n)
         if vec is None:
             return ()
-        _slice(self.buf, vec[0], 4 * vec[1])
-        return struct.unpack_from(f"<{vec[1]}I", self.buf, vec[0])
+        return _unpack(f"<{vec[1]}I", self.buf, vec[0])
+
+
+def _unpack(fmt: str, buf: bytes, at: int) -> tuple:
+    """``struct.unpack_from``, within the buffer (a negative offset would count from its
+    end): else a LayoutError."""
+    if at < 0 or at + struct.calcsize(fmt) > len(buf):
+        raise LayoutError("an offset outside the file")
+    return struct.unpack_from(fmt, buf, at)
 
 
 def _u16(buf: bytes, at: int) -> int:
-    return struct.unpack_from("<H", buf, at)[0]
+    return _unpack("<H", buf, at)[0]
 
 
 def _u32(buf: bytes, at: int) -> int:
-    return struct.unpack_from("<I", buf, at)[0]
+    return _unpack("<I", buf, at)[0]
 
 
 def _i32(buf: bytes, at: int) -> int:
-    return struct.unpack_from("<i", buf, at)[0]
+    return _unpack("<i", buf, at)[0]
 
 
 def _slice(buf: bytes, at: int, size: int) -> bytes:
@@ -191,7 +199,10 @@ class ChunkLayout:
     def nodes(self) -> dict[str, _Node]:
         with self._lock:
             if self._nodes is None:
-                self._nodes = self._read_snapshot()
+                try:
+                    self._nodes = self._read_snapshot()
+                except (UnicodeDecodeError, struct.error) as exc:
+                    raise LayoutError(f"snapshot {self.snapshot_id}: {exc}") from exc
             return self._nodes
 
     def _read_snapshot(self) -> dict[str, _Node]:
@@ -210,8 +221,7 @@ class ChunkLayout:
                     extents = ref.vector(1) or (0, 0)
                     _slice(ref.buf, extents[0], 8 * extents[1])
                     ranges = tuple(
-                        struct.unpack_from("<II", ref.buf, extents[0] + 8 * i)
-                        for i in range(extents[1])
+                        _unpack("<II", ref.buf, extents[0] + 8 * i) for i in range(extents[1])
                     )
                     manifests.append((object_id(ref.struct_bytes(0, 12) or b""), ranges))
             elif data_type != 2:
@@ -245,6 +255,15 @@ class ChunkLayout:
             known = self._refs.get(key)
         if known is not None:
             return known
+        try:
+            refs = self._read_manifest(manifest, node_id)
+        except (UnicodeDecodeError, struct.error) as exc:
+            raise LayoutError(f"manifest {manifest}: {exc}") from exc
+        with self._lock:
+            self._refs[key] = refs
+        return refs
+
+    def _read_manifest(self, manifest: str, node_id: bytes) -> dict:
         root = read_file(self.read, f"manifests/{manifest}", MANIFEST)
         refs: dict[tuple[int, ...], object] = {}
         for array in root.tables(1):
@@ -263,8 +282,6 @@ class ChunkLayout:
                     if inline is None:
                         raise LayoutError(f"manifest {manifest}: a reference to nothing")
                     refs[index] = inline
-        with self._lock:
-            self._refs[key] = refs
         return refs
 
 
