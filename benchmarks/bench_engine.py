@@ -36,6 +36,11 @@ adds a random extra wait of up to MS per answer, as object stores vary: response
 over a spread of time, and decoding early ones while waiting for the rest starts to pay.
 ``--idle MS`` leaves the process idle that long before every timed read, as a viewer or a mount
 is between a user's requests: threads then wake on CPUs that were asleep.
+
+Icechunk cases (``icechunk-local/*``, ``icechunk-s3/*``; with Icechunk installed): a plane from
+an Icechunk repository beside the same plane from a plain copy of that snapshot, each through a
+fresh handle as a script reads (``_icechunk_planes``), locally and over moto's S3 server at ~20
+ms a request (``--latency``).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import _icechunk_planes
 import numpy as np
 from _common import ServedDirectory, median, round_trips, timed
 
@@ -399,8 +405,34 @@ def all_cases(cfg: Config) -> list[Case]:
 
 
 def pick(cases: list[Case], patterns: str) -> list[Case]:
-    pats = [p.strip() for p in patterns.split(",") if p.strip()]
-    return [c for c in cases if any(fnmatch.fnmatch(c.name, p) for p in pats)]
+    return [c for c in cases if pick_name(c.name, patterns)]
+
+
+def pick_name(name: str, patterns: str) -> bool:
+    return any(fnmatch.fnmatch(name, p.strip()) for p in patterns.split(",") if p.strip())
+
+
+#: a plane from an Icechunk repository beside a plain copy (``_icechunk_planes``)
+ICECHUNK_CASES = {
+    f"icechunk-{where}/{layout}/plane": layout
+    for where in ("local", "s3")
+    for layout in ("large", "small")
+}
+
+
+def run_icechunk(cfg: Config, names: list[str]) -> list:
+    """The Icechunk cases asked for (none without Icechunk installed: said so)."""
+    if not names:
+        return []
+    try:
+        import icechunk  # noqa: F401
+    except ImportError:
+        print("Icechunk cases skipped: pip install 'zarrfs[icechunk]'")
+        return []
+    wanted = {ICECHUNK_CASES[n] for n in names}
+    lays = [lay for lay in layouts(cfg.side) if lay.name in wanted]
+    results = _icechunk_planes.run(cfg, lays, DATA, plane_data, SETTLE_READS)
+    return [r for r in results if r.name in names]
 
 
 class Locations:
@@ -933,10 +965,10 @@ def main(argv: list[str] | None = None) -> int:
         latency=args.latency / 1e3,
     )
     cases = pick(all_cases(cfg), args.cases)
-    if not cases:
-        parser.error(
-            f"no case matches {args.cases!r}; cases: " + ", ".join(c.name for c in all_cases(cfg))
-        )
+    icechunk_cases = [n for n in ICECHUNK_CASES if pick_name(n, args.cases)]
+    if not cases and not icechunk_cases:
+        names = [c.name for c in all_cases(cfg)] + list(ICECHUNK_CASES)
+        parser.error(f"no case matches {args.cases!r}; cases: " + ", ".join(names))
     DATA.mkdir(parents=True, exist_ok=True)
     build_datasets(cfg)
     for lay in layouts(cfg.side):
@@ -954,13 +986,15 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.decode_threads or os.environ.get('ZARRFS_DECODE_THREADS', 'default')}",
         flush=True,
     )
-    results = run(cases, cfg, convoy=args.convoy)
+    results = run(cases, cfg, convoy=args.convoy) if cases else []
+    icechunk_results = run_icechunk(cfg, icechunk_cases)
     print_table(results)
     print_http_peers(results)
     if args.transport_cpu:
         transport_cpu(cfg, min(cfg.repeats, 5))
     print_zarrfs_detail(results)
     ok = print_targets(results)
+    ok &= _icechunk_planes.print_results(icechunk_results)
     ok &= print_chunk_overhead(cfg)
     print(f"\n{'all targets PASS' if ok else 'some targets FAIL'}")
     return 0

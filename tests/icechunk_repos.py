@@ -4,13 +4,15 @@ each of their versions holds, for the engine, CLI, mount and viewer tests.
 ``write_history``: several commits on ``main``, a branch ``experiment`` with a commit of its own,
 a tag ``v1``; ``History.values[snapshot_id][array path]`` is what was written as of each snapshot
 (tracked in NumPy as it was written, never read back). ``write_virtual``: a repository whose
-chunks point into an HDF5 (netCDF-4 style) file written by h5py.
+chunks point into an HDF5 (netCDF-4 style) file written by h5py, on disk, in a bucket of moto's S3
+server (``write_virtual_s3``) or on the loopback HTTP server (``write_virtual_http``).
 """
 
 from __future__ import annotations
 
 import copy
 import datetime
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,28 +131,47 @@ def write_virtual(root: Path, data_dir: Path) -> Virtual:
     return Virtual(root, data_file, values)
 
 
-def write_virtual_s3(root: Path, data_dir: Path, s3_server) -> tuple[Virtual, str]:
-    """The same, the netCDF file in a bucket of moto's S3 server: (the repository, the URL of
-    the file). Reading it needs the S3 server's storage options."""
+def write_virtual_s3(
+    root: Path, data_dir: Path, s3_server, *, endpoint: bool = True
+) -> tuple[Virtual, str]:
+    """The same, the netCDF file in a bucket of moto's S3 server, each reference with the
+    object's ETag: (the repository, the URL of the file). ``endpoint``: the container names the
+    server's endpoint (else none, as a writer for AWS leaves it, and a reader gives it). Reading
+    it needs the S3 server's storage options."""
     from tests.s3server import KEY, REGION, SECRET
 
     data_file, values, offset = write_netcdf(data_dir)
     bucket = s3_server.create_bucket()
-    s3_server.client().put_object(Bucket=bucket, Key="nc/surface.nc", Body=data_file.read_bytes())
+    client = s3_server.client()
+    client.put_object(Bucket=bucket, Key="nc/surface.nc", Body=data_file.read_bytes())
+    etag = client.head_object(Bucket=bucket, Key="nc/surface.nc")["ETag"]
     prefix = f"s3://{bucket}/"
-    store = icechunk.s3_store(
-        region=REGION,
-        endpoint_url=s3_server.endpoint_url,
-        allow_http=True,
-        s3_compatible=True,
-        force_path_style=True,
-    )
+    where = {"endpoint_url": s3_server.endpoint_url, "allow_http": True} if endpoint else {}
+    store = icechunk.s3_store(region=REGION, s3_compatible=True, force_path_style=True, **where)
     credentials = icechunk.s3_credentials(access_key_id=KEY, secret_access_key=SECRET)
-    repo = _virtual_repo(
-        root, prefix, store, icechunk.containers_credentials({prefix: credentials})
-    )
-    _refer(repo, f"{prefix}nc/surface.nc", offset, None)
+    authorized = icechunk.containers_credentials({prefix: credentials})
+    repo = _virtual_repo(root, prefix, store, authorized)
+    _refer(repo, f"{prefix}nc/surface.nc", offset, etag)
     return Virtual(root, data_file, values), f"{prefix}nc/surface.nc"
+
+
+def write_virtual_http(root: Path, data_dir: Path, http_server) -> tuple[Virtual, object]:
+    """The same, the netCDF file served over HTTP by the loopback server (which sends ETags),
+    each reference with the file's ETag: (the repository, the server). Icechunk (1.1) drops
+    the port of an ``http://`` location, so the locations name ``http://127.0.0.1/`` and the
+    container's HTTP store reaches the server as its proxy (it serves absolute-form requests),
+    as written, without ``allow_http``: a reader allows it for an ``http://`` container."""
+    data_file, values, offset = write_netcdf(data_dir)
+    server = http_server(data_dir)
+    server.etags = True
+    request = urllib.request.Request(server.url_for(data_file.name), method="HEAD")
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        etag = answer.headers["ETag"]
+    prefix = "http://127.0.0.1/"
+    store = icechunk.http_store({"proxy_url": server.url})
+    repo = _virtual_repo(root, prefix, store, {prefix: None})
+    _refer(repo, f"{prefix}{data_file.name}", offset, etag)
+    return Virtual(root, data_file, values), server
 
 
 def _virtual_repo(root: Path, prefix: str, store, authorized: dict):

@@ -329,7 +329,13 @@ class _Handler(BaseHTTPRequestHandler):
             if names is None:
                 return self._send(404, b"not found\n", "text/plain", send_body)
             return self._send(200, directory_index(key, names), "text/html", send_body)
+        if owner.etags:  # a strong validator of the content, as a static web server sends
+            etag = f'"{hashlib.sha1(body).hexdigest()[:20]}"'
+            if self.headers.get("If-Match", etag) not in (etag, "*"):
+                return self._send(412, b"precondition failed\n", "text/plain", send_body)
         status, headers, payload = apply_range(body, self.headers.get("Range"))
+        if owner.etags:
+            headers["ETag"] = etag
         keep = None
         if kind == "truncate":
             keep = rule.keep if rule.keep is not None else len(payload) // 2
@@ -399,7 +405,8 @@ class HttpServer:
     ``objects_only`` (settable): answer 403 for every key that is not an object (missing keys
     and directory listings alike), as S3 does for a client allowed GetObject but not ListBucket;
     ``listings`` (settable, default True): False answers 404 for directories, as a web server
-    without directory pages (or S3 over HTTPS) does.
+    without directory pages (or S3 over HTTPS) does; ``etags`` (settable, default False): send
+    each object's ETag (a hash of its bytes) and answer 412 to an ``If-Match`` naming another.
     """
 
     def __init__(self, source: object, latency: float = 0.0):
@@ -407,6 +414,7 @@ class HttpServer:
         self.latency = latency
         self.objects_only = False
         self.listings = True
+        self.etags = False
         self.stats = RequestStats()
         self.faults = Faults()
         self._closing = threading.Event()

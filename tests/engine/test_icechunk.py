@@ -14,7 +14,12 @@ import numpy as np
 import pytest
 
 import zarrfs.engine as engine
-from tests.icechunk_repos import write_history, write_virtual, write_virtual_s3
+from tests.icechunk_repos import (
+    write_history,
+    write_virtual,
+    write_virtual_http,
+    write_virtual_s3,
+)
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +206,52 @@ def test_a_virtual_chunk_whose_file_vanished_is_an_error(tmp_path):
     assert "\n" not in str(info.value)
 
 
-def test_virtual_chunks_in_a_bucket_read_with_the_storage_options(tmp_path, s3_server):
-    virtual, _ = write_virtual_s3(tmp_path / "repo", tmp_path / "data", s3_server)
+@pytest.mark.parametrize("endpoint", [True, False], ids=["container-endpoint", "reader-endpoint"])
+def test_virtual_chunks_in_a_bucket_read_with_the_storage_options(tmp_path, s3_server, endpoint):
+    virtual, _ = write_virtual_s3(
+        tmp_path / "repo", tmp_path / "data", s3_server, endpoint=endpoint
+    )
     arr = engine.open(str(virtual.path), **s3_server.storage_options())["temperature"]
     np.testing.assert_array_equal(arr[...], virtual.values)
+    np.testing.assert_array_equal(arr[1:3, 2], virtual.values[1:3, 2])
+
+
+def test_a_virtual_chunk_whose_object_changed_or_vanished_is_an_error(tmp_path, s3_server):
+    virtual, url = write_virtual_s3(tmp_path / "repo", tmp_path / "data", s3_server)
+    bucket, key = url.removeprefix("s3://").split("/", 1)
+    client = s3_server.client()
+    changed = bytearray(virtual.data_file.read_bytes())
+    changed[-1] ^= 0xFF  # same size, other bytes: a new ETag
+    client.put_object(Bucket=bucket, Key=key, Body=bytes(changed))
+    arr = engine.open(str(virtual.path), **s3_server.storage_options())["temperature"]
+    with pytest.raises(engine.StoreError, match="has changed") as info:
+        arr[...]
+    assert "\n" not in str(info.value)
+    client.delete_object(Bucket=bucket, Key=key)
+    with pytest.raises(engine.StoreError, match="temperature/c/0/0"):
+        arr[0]
+
+
+def test_virtual_chunks_over_http(tmp_path, http_server):
+    virtual, server = write_virtual_http(tmp_path / "repo", tmp_path / "data", http_server)
+    arr = engine.open(str(virtual.path))["temperature"]
+    np.testing.assert_array_equal(arr[...], virtual.values)
+    np.testing.assert_array_equal(arr[2:, 3:5], virtual.values[2:, 3:5])
+    got = server.stats.records()
+    assert {r.path for r in got} >= {"/surface.nc"}
+    assert all(r.range for r in got if r.method == "GET")  # ranges of the file, not all of it
+
+
+def test_a_virtual_chunk_over_http_whose_file_changed_or_vanished_is_an_error(
+    tmp_path, http_server
+):
+    virtual, _ = write_virtual_http(tmp_path / "repo", tmp_path / "data", http_server)
+    changed = bytearray(virtual.data_file.read_bytes())
+    changed[-1] ^= 0xFF
+    virtual.data_file.write_bytes(bytes(changed))
+    arr = engine.open(str(virtual.path))["temperature"]
+    with pytest.raises(engine.StoreError, match="has changed"):
+        arr[...]
+    virtual.data_file.unlink()
+    with pytest.raises(engine.StoreError, match="temperature/c/1/0.*not found"):
+        arr[3]

@@ -98,6 +98,7 @@ def test_decode_workers_follow_the_cgroup_cpu_quota(
     (tmp_path / "cpu.max").write_text(cpu_max + "\n")
     monkeypatch.setattr(scheduler, "_CGROUP_V2", str(tmp_path / "cpu.max"))
     monkeypatch.setattr(scheduler, "_cpus", lambda: list(range(64)))
+    monkeypatch.setattr(scheduler, "_usable_cpus", None)  # asked once a process: ask again
     scheduler.set_threads()
     assert scheduler.decode_workers() == (workers or 64)
 

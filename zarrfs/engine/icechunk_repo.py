@@ -20,6 +20,7 @@ Icechunk is optional (``zarrfs[icechunk]``): without it a repository is a one-li
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -30,9 +31,12 @@ from typing import Any
 from . import icechunk_storage
 from .errors import NodeNotFoundError, StoreError, UnsupportedError, ZarrfsError
 from .hierarchy import open_store
+from .icechunk_layout import ChunkLayout
 from .icechunk_store import SessionFileSystem, VersionStore, reason
 from .store import Store
 from .store_urls import url_protocol
+
+log = logging.getLogger(__name__)
 
 PREFIX = "icechunk://"
 #: the object every Icechunk repository has (its default branch's ref)
@@ -106,15 +110,24 @@ class Repository:
         self.storage_options = storage_options
         ic = _icechunk(self.url)
         storage = icechunk_storage.storage(ic, self.url, self.storage_options)
+        config = icechunk_storage.reader_config(ic, self.url)
+        self._objects = _objects(self.url, storage_options)
         try:
-            self._repo = ic.Repository.open(storage)
+            self._repo = ic.Repository.open(storage, config=config)
             containers = self._repo.config.virtual_chunk_containers or {}
             self.virtual = bool(containers)
             if containers:  # Icechunk reads no virtual chunk of a container not authorized
                 authorized = icechunk_storage.container_credentials(
                     ic, containers, self.storage_options
                 )
-                self._repo = ic.Repository.open(storage, authorize_virtual_chunk_access=authorized)
+                readable = icechunk_storage.readable_containers(ic, containers, storage_options)
+                if readable is not None:  # replaces the stored containers for this reader
+                    config = config or ic.RepositoryConfig()
+                    for container in readable:
+                        config.set_virtual_chunk_container(container)
+                self._repo = ic.Repository.open(
+                    storage, config=config, authorize_virtual_chunk_access=authorized
+                )
         except Exception as exc:  # noqa: BLE001 - IcechunkError: Icechunk's one class
             raise self._error(f"cannot open the Icechunk repository {self.url}", exc) from exc
         self._lock = threading.Lock()
@@ -277,12 +290,20 @@ class Repository:
                 lambda: self._repo.readonly_session(snapshot_id=sid),
             )
             fs = SessionFileSystem(session.store, batched=not self.virtual)
+            if self._objects is not None:  # its documents and native chunks read directly
+                fs.layout = ChunkLayout(self._objects.get, sid)
             with self._lock:
                 self._sessions[sid] = fs
                 while len(self._sessions) > _KEPT_SESSIONS:
                     self._sessions.pop(next(iter(self._sessions)))
         return VersionStore(
-            fs=fs, root="", url=f"{self.url}@{sid}", repository=self, version=version
+            fs=fs,
+            root="",
+            url=f"{self.url}@{sid}",
+            repository=self,
+            version=version,
+            layout=fs.layout,
+            repo_store=self._objects,
         )
 
     def open(
@@ -295,6 +316,19 @@ class Repository:
     ):
         """The root node of a version (default: the branch ``main``)."""
         return open_store(self.store(self.resolve(branch, tag, snapshot)), consolidated)
+
+
+def _objects(url: str, storage_options: dict) -> Store | None:
+    """The engine's own store of a repository's objects (its snapshots, manifests and chunks
+    are read through it: ``icechunk_layout``), or None where it has none (Icechunk reads
+    everything then)."""
+    if url_protocol(url) not in ("file", "s3", "s3a", "gs", "gcs", "az", "abfs", "abfss"):
+        return None
+    try:
+        return Store.from_url(url, **storage_options)
+    except ZarrfsError as exc:
+        log.info("%s: chunks read through Icechunk (%s)", url, exc)
+        return None
 
 
 def _is_repository(url: str, storage_options: dict) -> bool:
@@ -310,10 +344,27 @@ def _key(url: str, storage_options: dict) -> str:
 
 
 def known(url: str, storage_options: dict) -> bool:
-    """Whether this process opened a repository at ``url`` already (so no plain open first)."""
+    """Whether this process opened a repository at or above ``url`` already (so no plain
+    open first)."""
+    return _known_location(url, storage_options) is not None
+
+
+def _known_location(url: str, storage_options: dict) -> tuple[str, str] | None:
+    """``(repository URL, node path)`` of a URL at or below a repository this process opened
+    with the same storage options (no request: a script's every open of a repository it
+    opened before), or None."""
     options = {k: v for k, v in storage_options.items() if k not in VERSION_OPTIONS}
+    base, below = url.rstrip("/") or url, list[str]()
     with _opened_lock:
-        return _key(url, options) in _opened
+        for _ in range(_MAX_DEPTH):
+            if _key(base, options) in _opened:
+                return base, "/".join(reversed(below))
+            head, sep, name = base.rpartition("/")
+            if not sep or not head:
+                return None
+            below.append(name)
+            base = head
+    return None
 
 
 def opened(url: str, storage_options: dict) -> Repository:
@@ -364,7 +415,7 @@ def open_url(url: str, consolidated: bool | None, storage_options: dict, *, requ
     options = dict(storage_options)
     version = pop_version(options)
     bare = url[len(PREFIX) :] if url.startswith(PREFIX) else url
-    found = locate(bare, options)
+    found = _known_location(bare, options) or locate(bare, options)
     if found is None:
         if not required:
             return None

@@ -202,24 +202,29 @@ def decode_parallelism(chunk_nbytes: int) -> int:
     without it, so threads past ``1 + chunk_nbytes / GIL_BYTES`` only queue for the GIL (on
     16 CPUs a plane of 32 KiB chunks took twice as long on 16 threads as on one). More
     workers than that serve other reads at the same time, and sync stores that block."""
-    global _usable_cpus
-    if _usable_cpus is None:  # asked once (the quota is a file to read), again after fork()
-        quota = _cpu_quota()
-        cpus = len(_cpus()) or os.cpu_count() or 1
-        _usable_cpus = min(cpus, quota) if quota else cpus
-    return max(1, min(decode_workers(), _usable_cpus, 1 + chunk_nbytes // GIL_BYTES))
+    return max(1, min(decode_workers(), usable_cpus(), 1 + chunk_nbytes // GIL_BYTES))
 
 
 _usable_cpus: int | None = None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may use (affinity and cgroup quota); asked once (the quota is a
+    file to read: once a read's burst, it cost a read of an object store's plane 1-2 ms a
+    burst on a busy machine), again after fork()."""
+    global _usable_cpus
+    if _usable_cpus is None:
+        quota = _cpu_quota()
+        cpus = len(_cpus()) or os.cpu_count() or 1
+        _usable_cpus = max(1, min(cpus, quota)) if quota else cpus
+    return _usable_cpus
 
 
 def decode_workers() -> int:
     """Decode workers: as set, else one per CPU this process may use (affinity and quota)."""
     if _threads.decode:
         return _threads.decode
-    cpus = len(_cpus()) or os.cpu_count() or 2
-    quota = _cpu_quota()
-    return max(1, min(cpus, quota)) if quota else cpus
+    return usable_cpus()
 
 
 _cpu_list: list[int] | None = None
