@@ -717,14 +717,14 @@ def print_targets(results: list[Result]) -> bool:
 
 def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
     """CPU per chunk of a 32 KiB-chunk plane read on one thread (process CPU time: load from
-    other processes shows less than in wall time): zarrfs's whole read (default cache, each plane once);
-    the bare loop doing the same work with no pipeline (the same confined open and read of
-    each chunk file, blosc into a buffer, a copy into its place); the codec alone on bytes
-    already read. Medians over ``reads`` planes, interleaved."""
-    import numcodecs.blosc as blosc
-
+    other processes shows less than in wall time): zarrfs's whole read (default cache, each
+    plane once); the bare loop doing the same work with no pipeline (the same confined open
+    and read of each chunk file, the same blosc call into a buffer, a copy into its place);
+    the codec alone on bytes already read (that call). Medians over ``reads`` planes,
+    interleaved."""
     import zarrfs.engine as engine
     from zarrfs.engine import confine, reader
+    from zarrfs.engine.blosc_direct import decompress_into
 
     lay = next(lay for lay in layouts(cfg.side) if lay.name == "small")
     path = dataset_path(lay, cfg)
@@ -738,12 +738,12 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
         for i in range(n):
             for j in range(n):
                 fd = confine.open_below(root, f"c/{k}/{i}/{j}")
-                blosc.decompress(confine.read_local("", None, None, fd), buf)
+                decompress_into(confine.read_local("", None, None, fd), buf)
                 out[i * side : (i + 1) * side, j * side : (j + 1) * side] = chunk
 
     def codec(raws: list[bytes]) -> None:
         for raw in raws:
-            blosc.decompress(raw, buf)
+            decompress_into(raw, buf)
 
     # one thread: the whole read on the calling thread, as a small read runs (a benchmark's
     # setting of the threshold)

@@ -250,6 +250,25 @@ class Store:
             self._down_until = time.monotonic() + _DOWN_SECONDS
             self._down_reason = describe(unreachable[0])
 
+    def read_each(self, keys: Sequence[str], expect: int = 0) -> Iterator[Fetched | StoreError]:
+        """Whole objects of a sync store, each read only when the caller takes it (then
+        decoded while its bytes are still in the CPU's cache): bytes, None where absent, or
+        the StoreError of that object alone. ``expect``: their likely size at most."""
+        requests = nbytes = 0
+        read, result = self._read_sync, self._result
+        try:
+            for key in keys:
+                req = ByteRequest(key)
+                requests += 1
+                answer = read(req, expect)
+                if type(answer) is bytes:  # a whole object: nothing to check
+                    nbytes += len(answer)
+                else:
+                    answer = result(req, answer)
+                yield answer
+        finally:  # counted once, not per object (a lock each)
+            stats.add(requests=requests, bytes_fetched=nbytes)
+
     def _result(self, req: ByteRequest, raw) -> Fetched | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
         StoreError naming it."""
@@ -280,21 +299,23 @@ class Store:
         err.__cause__ = raw  # returned in the request's place, not raised: chained here
         return err
 
-    def _read_sync(self, req: ByteRequest):
+    def _read_sync(self, req: ByteRequest, expect: int = 0):
         """One object or range from a sync filesystem, retried while it fails transiently:
-        its bytes, or the exception of the last attempt."""
-        local = isinstance(self.fs, LocalFileSystem)
-        try:
-            path = self.full_path(req.key)
+        its bytes, or the exception of the last attempt. ``expect``: a whole object's likely
+        size at most (a local file is then read with no ``fstat``)."""
+        root = self.confined_to
+        try:  # a confined store opens the key itself, under its root: no path to build
+            path = self.object_key(req.key) if root is not None else self.full_path(req.key)
         except StoreError as exc:
             return exc
+        local = root is not None or isinstance(self.fs, LocalFileSystem)
         for attempt in itertools.count():
             try:
-                if local and self.confined_to is not None:
-                    fd = confine.open_below(self.confined_to, req.key)
-                    return confine.read_local(path, req.start, req.end, fd)
+                if root is not None:
+                    fd = confine.open_below(root, path)
+                    return confine.read_local(path, req.start, req.end, fd, expect)
                 if local:
-                    return confine.read_local(path, req.start, req.end)
+                    return confine.read_local(path, req.start, req.end, expect=expect)
                 return self.fs.cat_file(path, start=req.start, end=req.end)
             except Exception as exc:  # noqa: BLE001 - sorted out by stream()
                 delay = retry_delay(req.key, exc, attempt)
