@@ -251,16 +251,19 @@ class ArrayReader:
     def _dispatch(self, read: Read, mine: list, priority: int, futures: list) -> None:
         """Fetch and decode the chunks this read owns: tasks in the decode pool (a small
         read from a sync store on the calling thread); their futures go into ``futures``."""
+        # at most as many of the read's tasks at once as threads its chunks want
+        lanes = scheduler.Lanes(scheduler.decode_parallelism(self._chunk_nbytes))
         if self.store.is_async:  # each burst as it lands, spread over the read's threads
             for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
                 for part in _batches(arrived, _task_size(len(arrived), self._chunk_nbytes)):
                     task = DecodeTask(self, read, [f.coords for f in part], part)
-                    futures.append(scheduler.run_decode(task, priority))
+                    futures.append(scheduler.run_decode(task, priority, lanes))
         elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
             futures.append(scheduler.run_here(DecodeTask(self, read, mine)))
         else:
             for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes)):
-                futures.append(scheduler.run_decode(DecodeTask(self, read, batch), priority))
+                task = DecodeTask(self, read, batch)
+                futures.append(scheduler.run_decode(task, priority, lanes))
 
     def run_task(self, task: DecodeTask) -> None:
         """A task's chunks fetched (from a sync store: each just before it is decoded),
