@@ -490,7 +490,7 @@ def print_table(results: list[Result]) -> None:
             ]
             line += "  " + " ".join(f"{t:>8}" for t in trips)
         if "zarrfs@16" in r.seconds:
-            line += f"  @16 {ms(r.med('zarrfs@16'))} ({r.ratio('zarrfs@16', 'zarrfs'):.2f}x)"
+            line += f"  @16 {ms(r.med('zarrfs@16'))} ({r.ratio('zarrfs@16', 'zarrfs-py'):.2f}x py)"
         print(line)
 
 
@@ -780,7 +780,8 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
                 times[name].append((time.process_time() - t0) / (n * n))
     finally:
         reader._INLINE_BYTES = saved
-    return {name: median(v) for name, v in times.items()}
+    medians = {name: median(v) for name, v in times.items()}
+    return {**medians, **{f"{name} min": min(v) for name, v in times.items()}}
 
 
 def print_chunk_overhead(cfg: Config) -> bool:
@@ -795,6 +796,11 @@ def print_chunk_overhead(cfg: Config) -> bool:
     print(
         f"  zarrfs above the codec {above_codec * 1e6:.1f} us a chunk (the chunk's file "
         f"system calls and its copy included); above the bare loop {above_bare * 1e6:.1f} us"
+    )
+    print(
+        "  the fastest of the reads (what another process's load adds shows least there): "
+        f"zarrfs {got['zarrfs min'] * 1e6:.1f} us, bare loop {got['bare min'] * 1e6:.1f} us: "
+        f"{(got['zarrfs min'] - got['bare min']) * 1e6:.1f} us above it"
     )
     passed = above_bare <= 10e-6
     print(f"  {'PASS' if passed else 'FAIL'}  at most 10 us a chunk of the pipeline's own Python")
