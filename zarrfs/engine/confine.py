@@ -20,12 +20,14 @@ import ctypes
 import errno
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable
 
 _OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 class OutsideRoot(Exception):  # noqa: N818 - the store words it as a StoreError
@@ -92,8 +94,10 @@ def _openat2() -> Callable[[int, bytes], int] | None:
     syscall.restype = ctypes.c_long
     how = _OpenHow(_OPEN_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
 
+    how_ref, how_size = ctypes.byref(how), ctypes.sizeof(how)  # (made once, not per open)
+
     def openat2(dirfd: int, path: bytes) -> int:
-        fd = syscall(_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.sizeof(how))
+        fd = syscall(_OPENAT2, dirfd, path, how_ref, how_size)
         if fd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code))
@@ -112,7 +116,7 @@ def open_below(root: Root, key: str) -> int:
     openat2 = _openat2()
     if openat2 is not None:
         try:
-            return openat2(root.fd(), os.fsencode(key))
+            return openat2(root.fd(), key.encode(_FS_ENCODING, _FS_ERRORS))  # as os.fsencode
         except OSError as exc:
             if exc.errno == errno.EXDEV:  # the resolution left the root
                 raise OutsideRoot(_ESCAPES.format("file")) from None

@@ -38,6 +38,9 @@ class Fetched(NamedTuple):
     error: ZarrfsError | None = None
 
 
+_tuple = tuple.__new__
+
+
 def fetched(coords: tuple[int, ...], answer) -> Fetched:
     """A chunk's :class:`Fetched` from a store's answer (bytes, None, or an error)."""
     if isinstance(answer, ZarrfsError):
@@ -143,8 +146,8 @@ class PlainChunks(ChunkSource):
         keys = [self.prefix + self.encode_key(c) for c in coords_list]
         answers = self.store.read_each(keys, self.expect)
         for coords, key, answer in zip(coords_list, keys, answers, strict=True):
-            if answer is None or type(answer) is bytes:
-                yield Fetched(coords, answer)
+            if answer is None or type(answer) is bytes:  # (made by tuple.__new__, all fields
+                yield _tuple(Fetched, (coords, answer, None))  # given: no Python call)
             else:
                 yield Fetched(coords, error=self.context_error(answer, key))
 

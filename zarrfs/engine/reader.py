@@ -218,7 +218,8 @@ class ArrayReader:
     def _round(self, read: Read, todo: list, priority: int) -> list:
         """Claim the chunks, do those now ours, wait for those other reads are doing; the
         chunks those reads abandoned (to claim again)."""
-        hits, owned, waited = cache.chunks.claim([self._cache_key(c) for c in todo])
+        identity = self._identity
+        hits, owned, waited = cache.chunks.claim([(*identity, c) for c in todo])
         mine = [todo[i] for i, _ in owned]
         read.owned.update((todo[i], entry) for i, entry in owned)
         futures: list[concurrent.futures.Future] = []
@@ -389,7 +390,8 @@ class ArrayReader:
                     chunk = chain.decode_into(raw, self.spec, dest)
                     return Decoded(coords, loaded(chunk), in_place=True)
             if dtype is not None:  # the common, hot case: no codec call to shape the bytes
-                flat, chunk = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
+                made = task._buffer  # (made by the task's first chunk)
+                flat, chunk = made or task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
                 chain.decode_bytes_into(raw, flat)
                 # (named tuples made by tuple.__new__, every field given: their own __new__
                 # is a Python call)
