@@ -81,3 +81,22 @@ def test_a_long_range_is_read_whole_and_a_short_file_stops_it(store, tmp_path):
     assert confine.read_local(path, 10, 10 + confine._ONE_CALL) == DATA[10:]
     assert confine.read_local(path, 10, 11 + confine._ONE_CALL) == DATA[10:]
     assert confine.read_local(path, 10_230, 10_250) == DATA[10_230:]
+
+
+def test_read_each_takes_a_store_that_refused_every_request_as_down(store, monkeypatch):
+    """As ``stream``: when every object of a read failed to connect, the next reads fail at
+    once for a few seconds, each with an error naming its key, without asking again."""
+    asked = []
+
+    def refused(req, expect=0):
+        asked.append(req.key)
+        return ConnectionRefusedError("connection refused")
+
+    monkeypatch.setattr(store, "_read_sync", refused)
+    first = list(store.read_each(["c/0", "c/1"]))
+    assert all(isinstance(e, Exception) and "refused" in str(e) for e in first)
+    assert asked == ["c/0", "c/1"]
+    again = list(store.read_each(["c/0", "empty"]))
+    assert asked == ["c/0", "c/1"]  # not asked again
+    assert [e.key for e in again] == ["c/0", "empty"]
+    assert all("unreachable" in str(e) for e in again)

@@ -212,17 +212,7 @@ class Store:
         if not requests:
             return
         if time.monotonic() < self._down_until:  # one error per request, naming its key
-            yield [
-                (
-                    i,
-                    self._error(
-                        f"{self.url} is unreachable ({self._down_reason}); not retrying for a "
-                        f"few seconds",
-                        r.key,
-                    ),
-                )
-                for i, r in enumerate(requests)
-            ]
+            yield [(i, self._down_error(r.key)) for i, r in enumerate(requests)]
             return
         arrivals = (
             self._arrive_async(requests, stop)
@@ -246,16 +236,30 @@ class Store:
             if isinstance(arrivals, Iterator):
                 arrivals.close()
         if unreachable and len(unreachable) == answered == len(requests):
-            # a refused or dropped connection, or no answer at all: every read would wait
-            # through the same retries and timeouts
-            self._down_until = time.monotonic() + _DOWN_SECONDS
-            self._down_reason = describe(unreachable[0])
+            self._mark_down(unreachable[0])
+
+    def _down_error(self, key: str) -> StoreError:
+        return self._error(
+            f"{self.url} is unreachable ({self._down_reason}); not retrying for a few seconds",
+            key,
+        )
+
+    def _mark_down(self, cause: BaseException) -> None:
+        """A refused or dropped connection, or no answer at all, to every request of a read:
+        every read would wait through the same retries and timeouts, so for a few seconds
+        they fail at once."""
+        self._down_until = time.monotonic() + _DOWN_SECONDS
+        self._down_reason = describe(cause)
 
     def read_each(self, keys: Sequence[str], expect: int = 0) -> Iterator[Fetched | StoreError]:
         """Whole objects of a sync store, each read only when the caller takes it (then
         decoded while its bytes are still in the CPU's cache): bytes, None where absent, or
         the StoreError of that object alone. ``expect``: their likely size at most."""
+        if time.monotonic() < self._down_until:  # as stream(): at once while it is down
+            yield from map(self._down_error, keys)
+            return
         requests = nbytes = 0
+        unreachable: list[BaseException] = []
         read, result = self._read_sync, self._result
         try:
             for key in keys:
@@ -265,10 +269,14 @@ class Store:
                 if type(answer) is bytes:  # a whole object: nothing to check
                     nbytes += len(answer)
                 else:
+                    if isinstance(answer, BaseException) and is_unreachable(answer):
+                        unreachable.append(answer)
                     answer = result(req, answer)
                 yield answer
         finally:  # counted once, not per object (a lock each)
             stats.add(requests=requests, bytes_fetched=nbytes)
+        if unreachable and len(unreachable) == requests == len(keys):  # as stream()
+            self._mark_down(unreachable[0])
 
     def _result(self, req: ByteRequest, raw) -> Fetched | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
