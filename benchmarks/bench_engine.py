@@ -210,6 +210,17 @@ class ZarrfsPython(Zarrfs):
     name = "zarrfs-py"
     native = False
 
+    def before_read(self, mode: str) -> None:
+        """Untimed, before each timed read: the counters from zero; in default mode, the
+        chunk table without what the other Python-pipeline engine's read of the same plane
+        left (a process reading each plane once never reads a chunk twice: sharing the table,
+        the second engine's reads kept every chunk, as a re-read does)."""
+        from zarrfs.engine import cache
+
+        if mode == "default":
+            cache.chunks.clear()
+        self.engine.reset_stats()
+
 
 class TensorStore:
     name = "tensorstore"
@@ -491,8 +502,8 @@ def run_case(case: Case, engines, cfg: Config, where: Locations) -> Result:
         shuffler.shuffle(order)
         for e in order:
             read = reader(e)
-            if type(e) is Zarrfs:
-                e.engine.reset_stats()
+            if isinstance(e, ZarrfsPython):
+                e.before_read(case.mode)
             if where.server is not None:
                 where.server.reset()
             time.sleep(cfg.idle)
@@ -649,10 +660,13 @@ def transport_cpu(cfg: Config, repeats: int) -> None:
 
 
 def print_zarrfs_detail(results: list[Result]) -> None:
-    print("\nzarrfs-py per read (medians): decode = seconds summed over decode threads")
+    print(
+        "\nzarrfs-py per read (medians): decode = seconds summed over the decode tasks (a "
+        "local store's chunks are read in them too)"
+    )
     print(f"{'case':<28}{'wall ms':>9}{'decode ms':>10}{'chunks':>8}{'requests':>9}{'MiB':>7}")
     for r in results:
-        if r.case.mode != "cold" or not r.zarrfs_stats:
+        if not r.zarrfs_stats:
             continue
         s = r.zarrfs_stats
         print(
@@ -822,14 +836,14 @@ def print_targets(results: list[Result]) -> bool:
 
 def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
     """CPU per chunk of a 32 KiB-chunk plane read on one thread (process CPU time: load from
-    other processes shows less than in wall time): zarrfs's whole read (default cache, each plane once);
-    the bare loop doing the same work with no pipeline (the same confined open and read of
-    each chunk file, blosc into a buffer, a copy into its place); the codec alone on bytes
-    already read. Medians over ``reads`` planes, interleaved."""
-    import numcodecs.blosc as blosc
-
+    other processes shows less than in wall time): zarrfs's whole read (default cache, each
+    plane once); the bare loop doing the same work with no pipeline (the same confined open
+    and read of each chunk file, the same blosc call into a buffer, a copy into its place);
+    the codec alone on bytes already read (that call). Medians over ``reads`` planes,
+    interleaved."""
     import zarrfs.engine as engine
     from zarrfs.engine import confine, reader
+    from zarrfs.engine.blosc_direct import decompress_into
 
     lay = next(lay for lay in layouts(cfg.side) if lay.name == "small")
     path = dataset_path(lay, cfg)
@@ -843,12 +857,12 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
         for i in range(n):
             for j in range(n):
                 fd = confine.open_below(root, f"c/{k}/{i}/{j}")
-                blosc.decompress(confine.read_local("", None, None, fd), buf)
+                decompress_into(confine.read_local("", None, None, fd), buf)
                 out[i * side : (i + 1) * side, j * side : (j + 1) * side] = chunk
 
     def codec(raws: list[bytes]) -> None:
         for raw in raws:
-            blosc.decompress(raw, buf)
+            decompress_into(raw, buf)
 
     # one thread: the whole read on the calling thread, as a small read runs (a benchmark's
     # setting of the threshold)
@@ -871,7 +885,8 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
                 times[name].append((time.process_time() - t0) / (n * n))
     finally:
         reader._INLINE_BYTES = saved
-    return {name: median(v) for name, v in times.items()}
+    medians = {name: median(v) for name, v in times.items()}
+    return {**medians, **{f"{name} min": min(v) for name, v in times.items()}}
 
 
 def print_chunk_overhead(cfg: Config) -> bool:
@@ -886,6 +901,11 @@ def print_chunk_overhead(cfg: Config) -> bool:
     print(
         f"  zarrfs above the codec {above_codec * 1e6:.1f} us a chunk (the chunk's file "
         f"system calls and its copy included); above the bare loop {above_bare * 1e6:.1f} us"
+    )
+    print(
+        "  the fastest of the reads (what another process's load adds shows least there): "
+        f"zarrfs {got['zarrfs min'] * 1e6:.1f} us, bare loop {got['bare min'] * 1e6:.1f} us: "
+        f"{(got['zarrfs min'] - got['bare min']) * 1e6:.1f} us above it"
     )
     passed = above_bare <= 10e-6
     print(f"  {'PASS' if passed else 'FAIL'}  at most 10 us a chunk of the pipeline's own Python")

@@ -75,6 +75,28 @@ def test_plain_chunks_fail_one_unreadable_chunk_alone(zarr_writer):
     assert bytes(got[(1, 0)].data) == (w.root / "array" / "c" / "1" / "0").read_bytes()
 
 
+def test_each_gives_what_fetch_gives_one_chunk_at_a_time(zarr_writer):
+    """A task reads each chunk of a sync store as it decodes it: the same bytes, missing
+    chunks and errors as fetching them all at once, in the order asked."""
+    data = _data((64, 96))
+    data[32:, 64:] = 0  # left unwritten by zarr-python (the fill value)
+    w = zarr_writer(data, chunks=(32, 32), fill_value=0)
+    bad = w.root / "array" / "c" / "0" / "1"
+    bad.unlink()
+    bad.mkdir()  # a directory where a chunk should be: that chunk fails alone
+    source = _source(zarrfs.open(str(w.root))["array"])
+    coords = [(1, 2), (0, 1), (0, 0), (1, 0)]
+
+    def seen(fetched):
+        return [(f.coords, f.data, type(f.error), str(f.error)) for f in fetched]
+
+    assert seen(source.each(coords)) == seen(source.fetch(coords))
+    got = dict(zip(coords, source.each(coords), strict=True))
+    assert got[(1, 2)].data is None and got[(1, 2)].error is None
+    assert isinstance(got[(0, 1)].error, engine.StoreError) and "c/0/1" in str(got[(0, 1)].error)
+    assert got[(1, 0)].data == (w.root / "array" / "c" / "1" / "0").read_bytes()
+
+
 # ----------------------------------------------------------------------- sharded chunks
 
 

@@ -180,6 +180,31 @@ def test_background_and_flat_reads_are_native_and_exact(tmp_path):
     assert engine.stats()["native_reads"] - before == 3
 
 
+def test_native_reads_count_their_requests_bytes_and_chunks(tmp_path, set_native):
+    """``engine.stats()`` counts what the native path read (as tensorstore counts it): every
+    chunk file of a plane once, its stored bytes exactly; the same read on the Python
+    pipeline counts the same."""
+    data = np.random.default_rng(8).integers(0, 60000, (2, 64, 96), dtype="u2")
+    path = _write(tmp_path / "p.zarr", data, (1, 32, 32))
+    files = sorted((path / "c" / "1").rglob("*"))
+    files = [f for f in files if f.is_file()]
+    assert len(files) == 6
+    counts = {}
+    for way in ("native", "python"):
+        engine.clear_caches()
+        set_native(way == "native")
+        arr = zarrfs.open(str(path))
+        assert arr.read_path.native == (way == "native")
+        engine.reset_stats()
+        np.testing.assert_array_equal(arr[1], data[1])
+        s = engine.stats()
+        counts[way] = (s["requests"], s["bytes_fetched"], s["chunks_decoded"])
+    assert counts["native"] == (6, sum(f.stat().st_size for f in files), 6)
+    assert counts["python"] == counts["native"]
+    engine.reset_stats()
+    assert engine.stats()["requests"] == 0  # a reset clears the native path's counts too
+
+
 # ------------------------------------------------------------------ confinement
 
 

@@ -289,3 +289,85 @@ def test_one_read_decodes_on_threads_chosen_from_the_work(threads, monkeypatch):
     assert scheduler.decode_parallelism(64 << 10) == 3
     scheduler.set_threads(decode=1)
     assert scheduler.decode_parallelism(512 << 10) == 1
+
+
+def test_a_reads_tasks_run_within_its_lanes_whatever_the_pool(threads):
+    """A 16-worker pool runs at most ``Lanes.limit`` of one read's tasks at once (the rest
+    wait queued, then run as lanes free up), while another read's tasks run beside them."""
+    pool = scheduler.PriorityPool(16, "test-lanes")
+    lock = threading.Lock()
+    running: dict[str, int] = {"a": 0, "b": 0}
+    most: dict[str, int] = {"a": 0, "b": 0}
+    both = threading.Event()
+
+    def task(read):
+        def run():
+            with lock:
+                running[read] += 1
+                most[read] = max(most[read], running[read])
+                if running["a"] and running["b"]:
+                    both.set()
+            both.wait(5)  # (every task overlaps the other read's, so the limit is tested)
+            with lock:
+                running[read] -= 1
+            return read
+
+        return run
+
+    try:
+        lanes_a, lanes_b = scheduler.Lanes(2), scheduler.Lanes(1)
+        futures = [pool.submit(task("a"), lanes=lanes_a) for _ in range(12)]
+        futures += [pool.submit(task("b"), lanes=lanes_b) for _ in range(4)]
+        pool.help(futures[:12])  # the caller helps within the same lanes
+        assert sorted(f.result(30) for f in futures) == ["a"] * 12 + ["b"] * 4
+        assert most == {"a": 2, "b": 1}
+        for _ in range(500):  # (a lane is freed just after its task's result is set)
+            if lanes_a.running == lanes_b.running == 0:
+                break
+            threading.Event().wait(0.01)
+        assert lanes_a.running == lanes_b.running == 0
+    finally:
+        both.set()
+        pool.close()
+
+
+def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_path, monkeypatch):
+    """A read of many tasks of 32 KiB chunks on a 16-worker pool decodes on
+    ``decode_parallelism`` threads at once (2 on 2 CPUs), not 16: no convoy on the GIL."""
+    import numpy as np
+    import zarr
+
+    import zarrfs
+    import zarrfs.engine as engine
+    from zarrfs.engine import native, reader
+
+    data = np.arange(8 * 256 * 256, dtype="<u2").reshape(8, 256, 256)
+    zarr.create_array(str(tmp_path / "a.zarr"), data=data, chunks=(1, 128, 128))
+    monkeypatch.setattr(scheduler, "_usable_cpus", 2)
+    monkeypatch.setattr(reader, "_BATCH_BYTES", 64 << 10)  # 2 chunks a task: 16 tasks
+    monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
+    scheduler.set_threads(decode=16)
+    lock = threading.Lock()
+    running, most = [0], [0]
+    original = reader.ArrayReader.run_task
+
+    def counted(self, task):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            threading.Event().wait(0.01)  # long enough for every free worker to start one
+            return original(self, task)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(reader.ArrayReader, "run_task", counted)
+    was = native._switch.enabled, native._switch.reason
+    engine.set_native(False)
+    try:
+        engine.clear_caches()
+        np.testing.assert_array_equal(zarrfs.open(str(tmp_path / "a.zarr"))[...], data)
+    finally:
+        engine.set_native(*was)
+    assert most[0] == 2

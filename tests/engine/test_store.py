@@ -91,3 +91,58 @@ def test_the_answers_of_one_turn_of_the_loop_reach_the_reader_as_one_burst(monke
     finally:
         batch.cancel()
         loop.close()
+
+
+@pytest.mark.parametrize("expect", [0, 1, 100, len(DATA) - 1, len(DATA), len(DATA) + 1, 1 << 20])
+def test_a_whole_object_read_after_any_guess_of_its_size(store, expect):
+    """``read_each`` reads a local file in one call when it is shorter than the guess, and
+    asks its size when it is not: the bytes are the file's either way, never cut at the
+    guess; an absent object is None, an empty one empty, a folder an error of its own."""
+    got = list(store.read_each(["c/0", "c/1", "empty", "c"], expect))
+    assert got[:3] == [DATA, None, b""]
+    assert isinstance(got[3], Exception) and "'c'" in str(got[3])
+
+
+def test_read_each_reads_each_object_only_when_asked_and_counts_them(store, tmp_path):
+    import zarrfs.engine as engine
+
+    engine.reset_stats()
+    answers = store.read_each(["c/0", "empty"], 64)
+    assert next(answers) == DATA
+    (tmp_path / "empty").write_bytes(b"written after the first was read")
+    assert next(answers) == b"written after the first was read"  # read when taken, not before
+    assert list(answers) == []
+    counted = engine.stats()
+    assert counted["requests"] == 2
+    assert counted["bytes_fetched"] == len(DATA) + len(b"written after the first was read")
+
+
+def test_a_long_range_is_read_whole_and_a_short_file_stops_it(store, tmp_path):
+    """A bounded range is read with no size asked; past the file's end it stops there (a
+    range of more than read_local's one-call bytes asks the size first: nothing allocated on
+    a guess)."""
+    from zarrfs.engine import confine
+
+    path = str(tmp_path / "c" / "0")
+    assert confine.read_local(path, 10, 10 + confine._ONE_CALL) == DATA[10:]
+    assert confine.read_local(path, 10, 11 + confine._ONE_CALL) == DATA[10:]
+    assert confine.read_local(path, 10_230, 10_250) == DATA[10_230:]
+
+
+def test_read_each_takes_a_store_that_refused_every_request_as_down(store, monkeypatch):
+    """As ``stream``: when every object of a read failed to connect, the next reads fail at
+    once for a few seconds, each with an error naming its key, without asking again."""
+    asked = []
+
+    def refused(req, expect=0):
+        asked.append(req.key)
+        return ConnectionRefusedError("connection refused")
+
+    monkeypatch.setattr(store, "_read_sync", refused)
+    first = list(store.read_each(["c/0", "c/1"]))
+    assert all(isinstance(e, Exception) and "refused" in str(e) for e in first)
+    assert asked == ["c/0", "c/1"]
+    again = list(store.read_each(["c/0", "empty"]))
+    assert asked == ["c/0", "c/1"]  # not asked again
+    assert [e.key for e in again] == ["c/0", "empty"]
+    assert all("unreachable" in str(e) for e in again)

@@ -23,7 +23,7 @@ class Injected(RuntimeError):
 
 #: (stage, the object and method whose call fails in the owner's thread)
 STAGES = {
-    "fetch": (fetch.PlainChunks, "fetch"),
+    "fetch": (fetch.PlainChunks, "each"),  # (a sync store: each chunk as it is decoded)
     "decode": (reader.ArrayReader, "_decode"),
     "place": (reader.ArrayReader, "_place"),
     "cache insert": (cache.ChunkTable, "_keep"),
@@ -102,14 +102,14 @@ def test_a_cancelled_waiter_stops_waiting(zarr_writer, monkeypatch, fresh_cache)
     w = zarr_writer(data, chunks=(8, 8))
     arr = zarrfs.open(str(w.root))["array"]
     release = threading.Event()
-    original = fetch.PlainChunks.fetch
+    original = fetch.PlainChunks.each  # (a sync store: each chunk as it is decoded)
 
     def slow(self, coords_list):
         if threading.current_thread().name == "owner-read":
             release.wait(30)
         return original(self, coords_list)
 
-    monkeypatch.setattr(fetch.PlainChunks, "fetch", slow)
+    monkeypatch.setattr(fetch.PlainChunks, "each", slow)
     outcome = {}
     owner = threading.Thread(
         target=lambda: outcome.setdefault("owner", arr[...]), name="owner-read"

@@ -79,7 +79,8 @@ Process-wide
     half goes to tensorstore's cache pool (``cache_info()["native_pool"]``).
     ``set_native(enabled)``: the native (tensorstore) path on or off (``$ZARRFS_NATIVE=0``: off).
     ``stats()``: a dict snapshot of counters (requests, bytes_fetched, chunks_decoded,
-    cache_hits, cache_misses, decode_seconds); ``reset_stats()``.
+    cache_hits, cache_misses, decode_seconds; the native path's requests, bytes and chunks as
+    tensorstore counts them); ``reset_stats()``.
     ``multiscales(group)``: OME-Zarr multiscale descriptions (see ``ome``); ``levels(group,
     multiscale)``: its pyramid's arrays, finest first; ``axis_names_of_level(group, name)``.
     ``image(group)``: an OME-Zarr ``Image`` (multiscale, ``omero`` channels with label, colour,
@@ -153,6 +154,7 @@ Errors: see ``errors``; all derive from ``ZarrfsError``.
 """
 
 from . import cf
+from . import native as _native
 from . import stats as _stats
 from .cache import cache_info
 from .cf import Coordinate, Masking, Packing, TimeUnits, read_decoded
@@ -209,12 +211,17 @@ from .summary import codecs_text, format_summary, summary
 
 
 def stats() -> dict:
-    """A snapshot of the process-wide counters."""
-    return _stats.snapshot()
+    """A snapshot of the process-wide counters: the Python pipeline's, and what the native
+    path (tensorstore) read, added in."""
+    counts = _stats.snapshot()
+    for name, value in _native.counters().items():
+        counts[name] += value
+    return counts
 
 
 def reset_stats() -> None:
     _stats.reset()
+    _native.reset_counters()
 
 
 __all__ = [

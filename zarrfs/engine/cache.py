@@ -204,6 +204,32 @@ class ChunkTable:
             if entry.event is not None:
                 entry.event.set()
 
+    def drop_settled(self, settled: list[tuple[Hashable, Entry, bool]]) -> None:
+        """Settle, under one lock, owned chunks that were read and not kept, ``(key, entry,
+        loaded)`` each, where no read waited at the time (their data is gone since: a task's
+        buffer holds the next chunk). A read that came to wait for one meanwhile gets it
+        abandoned, and reads it itself; a missing chunk is missing for it too."""
+        items, remember = self._items, self.capacity > 0
+        woken = []
+        with self._lock:
+            seen = self._seen
+            for key, entry, was_loaded in settled:
+                if entry.result is not None:  # settled already
+                    continue
+                entry.result = ABANDONED if was_loaded else MISSING
+                if items.get(key) is entry:
+                    del items[key]
+                if was_loaded and remember:
+                    h = hash(key)
+                    seen[h] = None
+                    seen.move_to_end(h)
+                if entry.event is not None:
+                    woken.append(entry.event)
+            while len(seen) > _SEEN_KEYS:
+                seen.popitem(last=False)
+        for event in woken:
+            event.set()
+
     def _remember(self, key: Hashable, entry: Entry, result: ChunkResult) -> ChunkResult:
         """Keep a stalled chunk's failure for :data:`STALL_MEMORY` seconds; the failure that
         its waiters, and the reads claiming it meanwhile, get."""

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from .store_request import ByteRequest
 
+_tuple = tuple.__new__
 MAX_GAP = 256 * 1024
 MAX_SIZE = 64 * 2**20
 
@@ -36,7 +37,8 @@ def coalesce(
         if j is not None:
             m = merged[j]
             if r.start - m.end <= max_gap and max(m.end, r.end) - m.start <= max_size:
-                merged[j] = ByteRequest(r.key, m.start, max(m.end, r.end))
+                # (made with tuple.__new__, every field given: no Python call per request)
+                merged[j] = _tuple(ByteRequest, (r.key, m.start, max(m.end, r.end)))
                 where[i] = (j, r.start - m.start)
                 continue
         current[r.key] = len(merged)

@@ -18,12 +18,11 @@ import math
 from dataclasses import replace
 
 import numcodecs
-import numcodecs.blosc
 import numcodecs.registry
 import numpy as np
 from numcodecs.compat import ensure_contiguous_ndarray, ensure_ndarray_like
 
-from . import bounded
+from . import blosc_direct, bounded
 from .codec_registry import BytesSpec, ChunkSpec, Codec, register
 from .errors import ChecksumError, ChunkDecodeError, UnknownCodecError, UnsupportedError
 from .frame_headers import blosc_nbytes, lz4_nbytes, zstd_content_size
@@ -258,6 +257,9 @@ class _SizedMixin:
 
     def decode_into(self, data, buf: np.ndarray) -> np.ndarray:
         size = self.decoded_size(data)
+        if size == buf.nbytes:  # the common case first: as few calls as can be, per chunk
+            self._decompress(data, buf)
+            return buf
         decoded = None
         if size is None:  # decoded at most one byte past the buffer's size
             decoded = ensure_contiguous_ndarray(bounded.decode(self.impl, data, buf.nbytes))
@@ -279,17 +281,14 @@ class _SizedMixin:
 
 
 class _CheckedBlosc(_SizedMixin):
-    def decoded_size(self, data) -> int:
-        return blosc_nbytes(data)
+    #: the header's decoded size (after checking the frame's length against it)
+    decoded_size = staticmethod(blosc_nbytes)
+    #: c-blosc itself, without numcodecs' Python around it (the header was checked first)
+    _decompress = staticmethod(blosc_direct.decompress_into)
 
     def decode(self, data, spec: BytesSpec):
         bounded.check_stated("blosc", blosc_nbytes(data), spec.max_nbytes)
         return self.impl.decode(data)
-
-    def _decompress(self, data, buf):
-        # the module function Blosc.decode calls, without its per-call buffer checks: the
-        # header was checked above, and the input is the bytes a store returned
-        numcodecs.blosc.decompress(data, buf)
 
 
 class SizedBlosc(_CheckedBlosc, NumcodecsBytes):

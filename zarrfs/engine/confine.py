@@ -20,12 +20,14 @@ import ctypes
 import errno
 import functools
 import os
+import sys
 import threading
 from collections.abc import Callable
 
 _OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 class OutsideRoot(Exception):  # noqa: N818 - the store words it as a StoreError
@@ -92,8 +94,10 @@ def _openat2() -> Callable[[int, bytes], int] | None:
     syscall.restype = ctypes.c_long
     how = _OpenHow(_OPEN_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
 
+    how_ref, how_size = ctypes.byref(how), ctypes.sizeof(how)  # (made once, not per open)
+
     def openat2(dirfd: int, path: bytes) -> int:
-        fd = syscall(_OPENAT2, dirfd, path, ctypes.byref(how), ctypes.sizeof(how))
+        fd = syscall(_OPENAT2, dirfd, path, how_ref, how_size)
         if fd < 0:
             code = ctypes.get_errno()
             raise OSError(code, os.strerror(code))
@@ -112,7 +116,7 @@ def open_below(root: Root, key: str) -> int:
     openat2 = _openat2()
     if openat2 is not None:
         try:
-            return openat2(root.fd(), os.fsencode(key))
+            return openat2(root.fd(), key.encode(_FS_ENCODING, _FS_ERRORS))  # as os.fsencode
         except OSError as exc:
             if exc.errno == errno.EXDEV:  # the resolution left the root
                 raise OutsideRoot(_ESCAPES.format("file")) from None
@@ -136,31 +140,52 @@ def check_listed(path: str, root: Root) -> None:
         raise OutsideRoot(_ESCAPES.format("directory"))
 
 
+#: the most bytes read_local allocates for a read before it knows the file's size
+_ONE_CALL = 4 << 20
+
+
 def read_local(
-    path: str, start: int | None = None, end: int | None = None, fd: int | None = None
+    path: str,
+    start: int | None = None,
+    end: int | None = None,
+    fd: int | None = None,
+    expect: int = 0,
 ) -> bytes:
-    """A local file or a range of it (as :class:`ByteRequest` says), in four system calls
-    (``fd``, already open, is read and closed instead of ``path``).
+    """A local file or a range of it (as :class:`ByteRequest` says), in three system calls
+    where it can: open, one ``pread``, close (``fd``, already open, is read and closed
+    instead of ``path``). The kernel stops a bounded range at the file's end; a whole file
+    is read in one ``pread`` of ``expect`` bytes (its likely size at most, a chunk's decoded
+    size, say): a regular file reads short only at its end. A longer file, a suffix range,
+    no ``expect``, or more than :data:`_ONE_CALL` bytes (a buffer that large is not
+    allocated on a guess) asks ``fstat`` for the size first.
 
     Each system call hands the GIL to another thread. ``builtins.open`` and ``read()`` make
     eight (an isatty check, lseeks, a second read to find the end), and two threads decoding
     32 KiB chunks spent their time handing the GIL back and forth: reading and decoding a
     plane of 256 such chunks took 9.1-10.3 ms on two threads against 11 on one, and 7.3-7.6
-    with these four calls. fsspec's ``cat_file`` makes as many as open(), and more Python."""
+    with four calls. fsspec's ``cat_file`` makes as many as open(), and more Python."""
     if fd is None:
         fd = os.open(path, _OPEN_FLAGS)
     try:
-        size = os.fstat(fd).st_size
-        if start is None:
-            begin, stop = 0, size
-        elif start < 0:
-            begin, stop = max(0, size + start), size
+        data = b""
+        if start is not None and 0 <= start and end is not None and end - start <= _ONE_CALL:
+            begin, stop = start, max(start, end)
+        elif start is None and 0 < expect <= _ONE_CALL:
+            data = os.pread(fd, expect, 0)
+            if len(data) < expect:
+                return data
+            begin, stop = 0, os.fstat(fd).st_size  # longer than expected: the rest follows
         else:
-            begin, stop = min(start, size), size if end is None else min(max(start, end), size)
-        data = os.pread(fd, stop - begin, begin)
-        while len(data) < stop - begin:  # a single read stops at 2 GiB
+            size = os.fstat(fd).st_size
+            if start is None:
+                begin, stop = 0, size
+            elif start < 0:
+                begin, stop = max(0, size + start), size
+            else:
+                begin, stop = min(start, size), size if end is None else min(max(start, end), size)
+        while len(data) < stop - begin:  # (a single read stops at 2 GiB)
             more = os.pread(fd, stop - begin - len(data), begin + len(data))
-            if not more:  # the file shrank meanwhile: the caller checks sizes
+            if not more:  # the end of the file (or it shrank meanwhile: the caller checks)
                 break
             data += more
         return data

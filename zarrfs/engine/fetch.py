@@ -16,6 +16,7 @@ once with the node's context.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -35,6 +36,9 @@ class Fetched(NamedTuple):
     coords: tuple[int, ...]
     data: bytes | memoryview | None = None
     error: ZarrfsError | None = None
+
+
+_tuple = tuple.__new__
 
 
 def fetched(coords: tuple[int, ...], answer) -> Fetched:
@@ -108,6 +112,11 @@ class ChunkSource:
         found = {f.coords: f for arrived in self.arrivals(coords_list) for f in arrived}
         return [found[c] for c in coords_list]
 
+    def each(self, coords_list) -> Iterator[Fetched]:
+        """Every chunk's :class:`Fetched` from a sync store, in the order asked, as the caller
+        takes them (a read's task decodes each before it asks for the next)."""
+        return iter(self.fetch(coords_list))
+
 
 class PlainChunks(ChunkSource):
     """Chunks that are stored objects of their own: one request per chunk, all at once."""
@@ -116,6 +125,9 @@ class PlainChunks(ChunkSource):
         super().__init__(store, path, meta, identity)
         self.chunk_shape = meta.chunk_shape
         self.chain = meta.codecs
+        #: a stored chunk's likely size at most: its decoded size and a compressor's header
+        #: (a local file that size is read in one call)
+        self.expect = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize + 64
 
     def arrivals(self, coords_list, stop=None):
         coords_list = list(coords_list)
@@ -127,6 +139,17 @@ class PlainChunks(ChunkSource):
                     answer = self.context_error(answer, requests[i].key)
                 out.append(fetched(coords_list[i], answer))
             yield out
+
+    def each(self, coords_list) -> Iterator[Fetched]:
+        """One chunk read at a time, just before it is decoded: its bytes are still in the
+        CPU's cache then (reading a task's 128 chunks first, 2.4 MiB, pushed the first out)."""
+        keys = [self.prefix + self.encode_key(c) for c in coords_list]
+        answers = self.store.read_each(keys, self.expect)
+        for coords, key, answer in zip(coords_list, keys, answers, strict=True):
+            if answer is None or type(answer) is bytes:  # (made by tuple.__new__, all fields
+                yield _tuple(Fetched, (coords, answer, None))  # given: no Python call)
+            else:
+                yield Fetched(coords, error=self.context_error(answer, key))
 
     def fetch(self, coords_list) -> list[Fetched]:
         out: list = [None] * len(coords_list)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable
+from operator import floordiv, mod, mul
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from .store import ByteRequest, Store
 from .store_request import piece
 
 _MISSING = int(INDEX_MISSING)
+_tuple = tuple.__new__  # (a named tuple made with every field: no Python call per chunk)
 
 #: a read touching more inner chunks than this plans them only once the shards' indexes say
 #: which are stored (tiny inner chunks: millions per shard, most absent)
@@ -58,6 +60,8 @@ class ShardedChunks(ChunkSource):
         self.chain = sharding.codecs
         self.shard_shape = meta.chunk_shape
         self.cps = sharding.chunks_per_shard(meta.chunk_shape)
+        #: an inner chunk's place in its shard's index, C order: sum of (coords % cps) * these
+        self._strides = tuple(np.cumprod((1, *self.cps[:0:-1]))[::-1].tolist())
 
     def shard_coords(self, coords: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i // n for i, n in zip(coords, self.cps, strict=True))
@@ -162,8 +166,8 @@ class ShardedChunks(ChunkSource):
         to read whole, with their chunks."""
         cps = self.cps
         by_coords: dict[tuple[int, ...], list] = defaultdict(list)
-        for c in coords_list:
-            by_coords[tuple([i // n for i, n in zip(c, cps, strict=True)])].append(c)
+        for c in coords_list:  # (map, not a generator: no Python call per chunk)
+            by_coords[tuple(map(floordiv, c, cps))].append(c)
         by_shard = {self.prefix + self.encode_key(k): v for k, v in by_coords.items()}
         indexes, whole = self._shard_indexes(by_shard, stop)
         out: dict = {}
@@ -172,14 +176,13 @@ class ShardedChunks(ChunkSource):
             chunks = by_shard[key]
             if isinstance(index, np.ndarray):  # (offset, nbytes) by inner chunk, as ints
                 table = index.reshape(-1, 2).tolist()
-                strides = np.cumprod((1, *cps[:0:-1]))[::-1].tolist()
+                strides = self._strides
                 for c in chunks:
-                    at = sum((i % n) * s for i, n, s in zip(c, cps, strides, strict=True))
-                    offset, nbytes = table[at]
+                    offset, nbytes = table[sum(map(mul, map(mod, c, cps), strides))]
                     if offset == _MISSING and nbytes == _MISSING:
                         out[c] = None
                     else:
-                        wanted.append((c, ByteRequest(key, offset, offset + nbytes)))
+                        wanted.append((c, _tuple(ByteRequest, (key, offset, offset + nbytes))))
             else:  # an absent shard (None) or its index's error, for each of its chunks
                 for c in chunks:
                     out[c] = self._inner(c, index)

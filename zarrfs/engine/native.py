@@ -39,6 +39,7 @@ import logging
 import math
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -177,6 +178,45 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+# ---------------------------------------------------------------- its counters
+
+#: the engine's counters (engine/stats.py) as tensorstore counts them: its file kvstore's
+#: reads and bytes, and the chunks its cache read from them (decoded)
+_COUNTERS = {
+    "/tensorstore/kvstore/file/read": "requests",
+    "/tensorstore/kvstore/file/bytes_read": "bytes_fetched",
+    "/tensorstore/cache/kvs_cache_read": "chunks_decoded",  # (its "changed" category)
+}
+_counted_from: dict[str, int] = {}
+
+
+def _tensorstore_counts() -> dict[str, int]:
+    """tensorstore's counts so far in this process (process-wide, as the engine's); none
+    before anything imported it (collecting them costs ~40 µs: done when asked, not per read)."""
+    ts = sys.modules.get("tensorstore")
+    if ts is None:
+        return {}
+    counts = dict.fromkeys(_COUNTERS.values(), 0)
+    for metric in ts.experimental_collect_matching_metrics("/tensorstore/"):
+        name = _COUNTERS.get(metric["name"])
+        for value in metric["values"] if name else ():
+            if value.get("category", "changed") == "changed":
+                counts[name] += int(value.get("value", 0))
+    return counts
+
+
+def counters() -> dict[str, int]:
+    """What the native path read since :func:`reset_counters`, for the engine's counters:
+    requests, bytes fetched, chunks decoded (tensorstore's metrics count every use of it in
+    the process; zarrfs's native path is its one use in zarrfs's front ends)."""
+    return {k: v - _counted_from.get(k, 0) for k, v in _tensorstore_counts().items()}
+
+
+def reset_counters() -> None:
+    _counted_from.clear()
+    _counted_from.update(_tensorstore_counts())
 
 
 # ---------------------------------------------------------------- the handle

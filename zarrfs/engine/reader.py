@@ -85,6 +85,8 @@ class Read:
     first: BaseException | None = None
     #: some chunk was left undone (cancelled): the read raises ReadCancelled
     incomplete: bool = False
+    #: by output array (its id): whether whole chunks decode straight into it
+    direct: dict[int, bool] = field(default_factory=dict)
 
     def fail(self, error: BaseException) -> None:
         self.first = self.first or error
@@ -216,7 +218,8 @@ class ArrayReader:
     def _round(self, read: Read, todo: list, priority: int) -> list:
         """Claim the chunks, do those now ours, wait for those other reads are doing; the
         chunks those reads abandoned (to claim again)."""
-        hits, owned, waited = cache.chunks.claim([self._cache_key(c) for c in todo])
+        identity = self._identity
+        hits, owned, waited = cache.chunks.claim([(*identity, c) for c in todo])
         mine = [todo[i] for i, _ in owned]
         read.owned.update((todo[i], entry) for i, entry in owned)
         futures: list[concurrent.futures.Future] = []
@@ -242,58 +245,78 @@ class ArrayReader:
             result = entry.wait(lambda: read.token.cancelled)
             if result is ABANDONED or isinstance(result.error, ReadCancelled):
                 again.append(todo[i])
-            else:
-                self._place(read, todo[i], result.taken())
+            elif self._place(read, todo[i], result.taken()) == "missing":
+                stats.add(chunks_missing=1)
         return again
 
     def _dispatch(self, read: Read, mine: list, priority: int, futures: list) -> None:
         """Fetch and decode the chunks this read owns: tasks in the decode pool (a small
         read from a sync store on the calling thread); their futures go into ``futures``."""
+        # at most as many of the read's tasks at once as threads its chunks want
+        lanes = scheduler.Lanes(scheduler.decode_parallelism(self._chunk_nbytes))
         if self.store.is_async:  # each burst as it lands, spread over the read's threads
             for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
                 for part in _batches(arrived, _task_size(len(arrived), self._chunk_nbytes)):
                     task = DecodeTask(self, read, [f.coords for f in part], part)
-                    futures.append(scheduler.run_decode(task, priority))
+                    futures.append(scheduler.run_decode(task, priority, lanes))
         elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
             futures.append(scheduler.run_here(DecodeTask(self, read, mine)))
         else:
             for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes)):
-                futures.append(scheduler.run_decode(DecodeTask(self, read, batch), priority))
+                task = DecodeTask(self, read, batch)
+                futures.append(scheduler.run_decode(task, priority, lanes))
 
     def run_task(self, task: DecodeTask) -> None:
-        """A task's chunks fetched (from a sync store), decoded, placed and settled, one after
-        the other. An exception settles the task's chunks still open as failed, and goes to
-        the read. (The per-chunk loop: every call here costs each chunk of every read.)"""
+        """A task's chunks fetched (from a sync store: each just before it is decoded),
+        decoded, placed and settled, one after the other. An exception settles the task's
+        chunks still open as failed, and goes to the read. (The per-chunk loop: every call
+        here costs each chunk of every read.)"""
         read = task.read
+        dropped: list = []  # settled chunks no read waits for, to drop from the table at once
         try:
             cancelled = read.token.is_set
             if cancelled():
                 return
             fetched = task.fetched
             if fetched is None:
-                fetched = self.source.fetch(task.coords)
-            t0, decoded = time.perf_counter(), 0
+                fetched = self.source.each(task.coords)
+            t0, decoded, missing = time.perf_counter(), 0, 0
             decode, place, settle = self._decode, self._place, self._settle
             for chunk in fetched:
                 if cancelled():
                     break
                 done = decode(read, chunk, task)
-                place(read, done.coords, done.result, done.in_place)
-                settle(read, done)
-                decoded += done.result.status == "loaded"
-            stats.add(decode_seconds=time.perf_counter() - t0, chunks_decoded=decoded)
+                status = place(read, done.coords, done.result, done.in_place)
+                settle(read, done, dropped)
+                decoded += status == "loaded"
+                missing += status == "missing"
+            stats.add(
+                decode_seconds=time.perf_counter() - t0,
+                chunks_decoded=decoded,
+                chunks_missing=missing,
+            )
         except BaseException as exc:
             read.fail(exc)
             for coords in task.coords:
                 self._settle(read, Decoded(coords, failed(exc)))
             raise
+        finally:
+            if dropped:
+                cache.chunks.drop_settled(dropped)
 
-    def _settle(self, read: Read, done: Decoded) -> None:
-        """An owned chunk's result to the table (kept when ``done.keep``), once."""
+    def _settle(self, read: Read, done: Decoded, dropped: list | None = None) -> None:
+        """An owned chunk's result to the table (kept when ``done.keep``), once. A chunk
+        loaded or missing that no read waits for and the table does not keep goes to
+        ``dropped`` when given (the task drops them all at its end, under one lock)."""
         entry = read.owned.pop(done.coords, None)
-        if entry is not None:
-            key = (*self._identity, done.coords)
-            cache.chunks.settle(key, entry, done.result, keep=done.keep)
+        if entry is None:
+            return
+        key = (*self._identity, done.coords)
+        if dropped is not None and entry.event is None and not done.keep:
+            if done.result.error is None:
+                dropped.append((key, entry, done.result.status == "loaded"))
+                return
+        cache.chunks.settle(key, entry, done.result, keep=done.keep)
 
     def _wait(self, read: Read, futures: list[concurrent.futures.Future]) -> None:
         """Wait for every task (each ends: fetches are bounded by the store's timeouts); the
@@ -309,19 +332,27 @@ class ArrayReader:
                 read.fail(exc)
 
     # -------------------------------------------------------- decode, place
-    def _direct_target(self, targets) -> np.ndarray | None:
+    def _direct_target(self, read: Read, targets) -> np.ndarray | None:
         """The output memory (flat bytes) a chunk can be decoded into directly: one target
         reading the whole chunk, inside the array, into a C-contiguous region of the same
-        dtype and byte order as the decoded chunk; else None."""
+        dtype and byte order as the decoded chunk; else None. Whether an output takes whole
+        chunks so is asked once per read (it depends on its dtype and strides alone)."""
         if len(targets) != 1:
             return None
         req, out = targets[0]
-        if not req.whole_chunk or out.dtype != self._decoded_dtype:
+        if not req.whole_chunk:
+            return None
+        fits = read.direct.get(id(out))
+        if fits is False:
             return None
         region = out[(*req.out_selection, ...)]  # "..." keeps a 0-d region a view, not a copy
-        if region.nbytes != self._chunk_nbytes or not region.flags.c_contiguous:
-            return None  # (an edge chunk that overhangs the array has a smaller region)
-        return region.reshape(-1).view(np.uint8)
+        if region.nbytes != self._chunk_nbytes:  # an edge chunk overhanging the array
+            return None
+        if fits is None:
+            fits = read.direct[id(out)] = (
+                out.dtype == self._decoded_dtype and region.flags.c_contiguous
+            )
+        return region.reshape(-1).view(np.uint8) if fits else None
 
     @functools.cached_property
     def _decoded_dtype(self) -> np.dtype | None:
@@ -339,27 +370,33 @@ class ArrayReader:
         """One chunk's result from its fetched bytes: decoded into new memory when kept, else
         straight into the output where it can, else into the task's buffer; missing; or
         failed (a decode error as a new error naming the chunk, from the codec's)."""
-        coords = fetched.coords
-        if fetched.error is not None:
-            return Decoded(coords, failed(fetched.error))
-        if fetched.data is None:
+        coords, raw, error = fetched
+        if error is not None:
+            return Decoded(coords, failed(error))
+        if raw is None:
             return Decoded(coords, MISSING)
-        keep = read.keeps(coords)
-        chain, dtype, raw = self.chain, self._decoded_dtype, fetched.data
+        keep = read.caching and read.keeps(coords)
+        chain, dtype = self.chain, self._decoded_dtype
         try:
             if not chain.direct:
                 return Decoded(coords, loaded(chain.decode(raw, self.spec)), keep=keep)
             if keep:
                 buf = np.empty(self._chunk_nbytes, np.uint8)
                 return Decoded(coords, loaded(chain.decode_into(raw, self.spec, buf)), keep=True)
-            dest = self._direct_target(read.by_chunk[coords]) if dtype is not None else None
-            if dest is not None:
-                chunk = chain.decode_into(raw, self.spec, dest)
-                return Decoded(coords, loaded(chunk), in_place=True)
+            targets = read.by_chunk[coords]
+            if dtype is not None and read.direct.get(id(targets[0][1])) is not False:
+                dest = self._direct_target(read, targets)
+                if dest is not None:
+                    chunk = chain.decode_into(raw, self.spec, dest)
+                    return Decoded(coords, loaded(chunk), in_place=True)
             if dtype is not None:  # the common, hot case: no codec call to shape the bytes
-                flat, chunk = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
+                made = task._buffer  # (made by the task's first chunk)
+                flat, chunk = made or task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
                 chain.decode_bytes_into(raw, flat)
-                return Decoded(coords, loaded(chunk))
+                # (named tuples made by tuple.__new__, every field given: their own __new__
+                # is a Python call)
+                result = _tuple(ChunkResult, ("loaded", chunk, None))
+                return _tuple(Decoded, (coords, result, False, False))
             flat = task.buffer(self._chunk_nbytes, np.dtype(np.uint8), (-1,))[0]
             return Decoded(coords, loaded(chain.decode_into(raw, self.spec, flat)))
         except ChunkDecodeError as exc:
@@ -367,10 +404,10 @@ class ArrayReader:
             message = f"chunk {key!r} of {self.source.url}: {exc.message}"
             return Decoded(coords, failed(self.source.context_error(exc, key, message)))
 
-    def _place(self, read: Read, coords, result: ChunkResult, in_place: bool = False) -> None:
+    def _place(self, read: Read, coords, result: ChunkResult, in_place: bool = False) -> str:
         """One chunk's result into every target of it, reported: a loaded chunk's values
         (already there when decoded in place), the fill value for a missing chunk; a failure
-        goes to the read (its first is raised at the end) and the log."""
+        goes to the read (its first is raised at the end) and the log. Returns the status."""
         targets = read.by_chunk[coords]
         status = result.status
         if status == "loaded" and not in_place:
@@ -378,7 +415,6 @@ class ArrayReader:
             for req, out in targets:
                 out[req.out_selection] = chunk[req.chunk_selection]
         elif status == "missing":
-            stats.add(chunks_missing=1)
             for req, out in targets:
                 out[req.out_selection] = self.fill
         elif status == "failed":
@@ -390,7 +426,10 @@ class ArrayReader:
         if read.on_chunk:
             for req, _ in targets:
                 read.on_chunk(ChunkEvent(coords, status, req.out_selection, result.error))
+        return status
 
+
+_tuple = tuple.__new__
 
 #: a read from a sync store decoding at most this much does it on the calling thread: waking
 #: workers and waiting for them cost more than they save (a 256x256 window of nine 32 KiB

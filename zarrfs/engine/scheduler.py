@@ -37,8 +37,22 @@ PRIORITY_VISIBLE = 0
 PRIORITY_PREFETCH = 10
 
 
+class Lanes:
+    """How many of one read's tasks may run at once (:func:`decode_parallelism`): the rest
+    wait in the queue, not on a thread, so a bigger pool serves more reads at once and never
+    one read on more threads than its work wants (a read of many 4 MiB tasks took every
+    worker of a 16-thread pool, and its threads queued for the GIL)."""
+
+    __slots__ = ("limit", "running")
+
+    def __init__(self, limit: int):
+        self.limit = max(1, limit)
+        self.running = 0
+
+
 class PriorityPool:
-    """A fixed set of daemon threads taking ``(priority, seq, fn)`` from one heap."""
+    """A fixed set of daemon threads taking ``(priority, seq, fn)`` from one heap, each task
+    within its read's :class:`Lanes` (when it has them)."""
 
     def __init__(self, workers: int, name: str, pinned: bool = False):
         self._workers = workers
@@ -50,46 +64,92 @@ class PriorityPool:
         self._threads: list[threading.Thread] = []
         self._closed = False
 
-    def submit(self, fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
+    def submit(
+        self,
+        fn: Callable[[], object],
+        priority: int = PRIORITY_VISIBLE,
+        lanes: Lanes | None = None,
+    ) -> Future:
         fut: Future = Future()
         with self._cond:
             if not self._threads:
                 self._start()
-            heapq.heappush(self._heap, (priority, next(self._seq), fn, fut))
+            heapq.heappush(self._heap, (priority, next(self._seq), fn, fut, lanes))
             self._cond.notify()
         return fut
 
     def help(self, futures) -> None:
         """Run on the calling thread the work of ``futures`` still queued, one item after the
         other, while none is more urgent than it (a prefetch's caller never gets ahead of visible
-        work waiting for a worker): a caller about to wait for its work lends its CPU. It is
-        awake already, where a sleeping worker may take milliseconds to be scheduled (on a
-        small VM, a woken worker was often put on the CPU of the worker that woke it, and a
-        plane of 16 chunks decoded on one CPU)."""
+        work waiting for a worker) and its lanes allow: a caller about to wait for its work
+        lends its CPU. It is awake already, where a sleeping worker may take milliseconds to be
+        scheduled (on a small VM, a woken worker was often put on the CPU of the worker that
+        woke it, and a plane of 16 chunks decoded on one CPU)."""
         wanted = {id(f) for f in futures}
         while wanted:
             with self._cond:
-                first = self._heap[0][0] if self._heap else None  # the most urgent priority
-                at = next(
-                    (i for i, e in enumerate(self._heap) if id(e[3]) in wanted and e[0] <= first),
-                    None,
-                )
-                if at is None:  # none left, or more urgent work waits: the workers' turn
+                if not self._heap:
                     return
-                entry = self._heap[at]
-                last = self._heap.pop()
-                if at < len(self._heap):
-                    self._heap[at] = last
-                    heapq.heapify(self._heap)
-            _, _, fn, fut = entry
-            wanted.discard(id(fut))
-            _run_into(fn, fut)
+                first = self._heap[0][0]  # the most urgent priority
+                at = self._next(lambda e, first=first: id(e[3]) in wanted and e[0] <= first)
+                if at is None:  # none left, more urgent work waits, or no lane: the workers'
+                    return
+                entry = self._take(at)
+            wanted.discard(id(entry[3]))
+            self._run_entry(entry)
 
     def close(self) -> None:
         """Let the workers end once the work already queued is done."""
         with self._cond:
             self._closed = True
             self._cond.notify_all()
+
+    def _next(self, wanted: Callable[[tuple], bool] | None = None) -> int | None:
+        """Where in the heap the most urgent entry is that may run now (its lanes not full,
+        and ``wanted``); None if none (under the lock)."""
+        heap = self._heap
+        if (
+            heap
+            and wanted is None
+            and (heap[0][4] is None or heap[0][4].running < heap[0][4].limit)
+        ):
+            return 0  # (the common case: the heap's first)
+        best = None
+        for i, e in enumerate(heap):
+            lanes = e[4]
+            if lanes is not None and lanes.running >= lanes.limit:
+                continue
+            if wanted is not None and not wanted(e):
+                continue
+            if best is None or e[:2] < heap[best][:2]:
+                best = i
+        return best
+
+    def _take(self, at: int) -> tuple:
+        """Take the heap's entry at ``at`` (under the lock), its lane now running."""
+        heap = self._heap
+        if at == 0:
+            entry = heapq.heappop(heap)
+        else:
+            entry = heap[at]
+            last = heap.pop()
+            if at < len(heap):
+                heap[at] = last
+                heapq.heapify(heap)
+        if entry[4] is not None:
+            entry[4].running += 1
+        return entry
+
+    def _run_entry(self, entry: tuple) -> None:
+        """Run a taken entry; its lane is free again after (a worker may take the next)."""
+        _, _, fn, fut, lanes = entry
+        try:
+            _run_into(fn, fut)
+        finally:
+            if lanes is not None:
+                with self._cond:
+                    lanes.running -= 1
+                    self._cond.notify()
 
     def _start(self) -> None:
         cpus = _cpus() if self._pinned else []
@@ -106,12 +166,15 @@ class PriorityPool:
             _pin(cpu)
         while True:
             with self._cond:
-                while not self._heap:
-                    if self._closed:
+                while True:
+                    at = self._next()
+                    if at is not None:
+                        break
+                    if self._closed and not self._heap:
                         return
                     self._cond.wait()
-                _, _, fn, fut = heapq.heappop(self._heap)
-            _run_into(fn, fut)
+                entry = self._take(at)
+            self._run_entry(entry)
 
 
 def _run_into(fn: Callable[[], object], fut: Future) -> None:
@@ -276,8 +339,11 @@ def _pin(cpu: int) -> None:
         pass
 
 
-def run_decode(fn: Callable[[], object], priority: int = PRIORITY_VISIBLE) -> Future:
-    return _pool("decode").submit(fn, priority)
+def run_decode(
+    fn: Callable[[], object], priority: int = PRIORITY_VISIBLE, lanes: Lanes | None = None
+) -> Future:
+    """``fn`` on the decode pool; ``lanes``: its read's, shared by the read's tasks."""
+    return _pool("decode").submit(fn, priority, lanes)
 
 
 def help_decode(futures) -> None:

@@ -60,6 +60,7 @@ from .transport_defaults import S3FS_TRIES, default_options, merged
 
 log = logging.getLogger(__name__)
 
+_tuple = tuple.__new__
 _DOWN_SECONDS = 5.0  # after a store proved unreachable, fail at once for this long
 
 
@@ -213,17 +214,7 @@ class Store:
         if not requests:
             return
         if time.monotonic() < self._down_until:  # one error per request, naming its key
-            yield [
-                (
-                    i,
-                    self._error(
-                        f"{self.url} is unreachable ({self._down_reason}); not retrying for a "
-                        f"few seconds",
-                        r.key,
-                    ),
-                )
-                for i, r in enumerate(requests)
-            ]
+            yield [(i, self._down_error(r.key)) for i, r in enumerate(requests)]
             return
         arrivals = (
             self._arrive_async(requests, stop)
@@ -247,10 +238,47 @@ class Store:
             if isinstance(arrivals, Iterator):
                 arrivals.close()
         if unreachable and len(unreachable) == answered == len(requests):
-            # a refused or dropped connection, or no answer at all: every read would wait
-            # through the same retries and timeouts
-            self._down_until = time.monotonic() + _DOWN_SECONDS
-            self._down_reason = describe(unreachable[0])
+            self._mark_down(unreachable[0])
+
+    def _down_error(self, key: str) -> StoreError:
+        return self._error(
+            f"{self.url} is unreachable ({self._down_reason}); not retrying for a few seconds",
+            key,
+        )
+
+    def _mark_down(self, cause: BaseException) -> None:
+        """A refused or dropped connection, or no answer at all, to every request of a read:
+        every read would wait through the same retries and timeouts, so for a few seconds
+        they fail at once."""
+        self._down_until = time.monotonic() + _DOWN_SECONDS
+        self._down_reason = describe(cause)
+
+    def read_each(self, keys: Sequence[str], expect: int = 0) -> Iterator[Fetched | StoreError]:
+        """Whole objects of a sync store, each read only when the caller takes it (then
+        decoded while its bytes are still in the CPU's cache): bytes, None where absent, or
+        the StoreError of that object alone. ``expect``: their likely size at most."""
+        if time.monotonic() < self._down_until:  # as stream(): at once while it is down
+            yield from map(self._down_error, keys)
+            return
+        requests = nbytes = 0
+        unreachable: list[BaseException] = []
+        read, result = self._read_sync, self._result
+        try:
+            for key in keys:
+                req = _tuple(ByteRequest, (key, None, None))  # (no Python call: per chunk)
+                requests += 1
+                answer = read(req, expect)
+                if type(answer) is bytes:  # a whole object: nothing to check
+                    nbytes += len(answer)
+                else:
+                    if isinstance(answer, BaseException) and is_unreachable(answer):
+                        unreachable.append(answer)
+                    answer = result(req, answer)
+                yield answer
+        finally:  # counted once, not per object (a lock each)
+            stats.add(requests=requests, bytes_fetched=nbytes)
+        if unreachable and len(unreachable) == requests == len(keys):  # as stream()
+            self._mark_down(unreachable[0])
 
     def _result(self, req: ByteRequest, raw) -> Body | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
@@ -282,21 +310,23 @@ class Store:
         err.__cause__ = raw  # returned in the request's place, not raised: chained here
         return err
 
-    def _read_sync(self, req: ByteRequest):
+    def _read_sync(self, req: ByteRequest, expect: int = 0):
         """One object or range from a sync filesystem, retried while it fails transiently:
-        its bytes, or the exception of the last attempt."""
-        local = isinstance(self.fs, LocalFileSystem)
-        try:
-            path = self.full_path(req.key)
+        its bytes, or the exception of the last attempt. ``expect``: a whole object's likely
+        size at most (a local file is then read with no ``fstat``)."""
+        root = self.confined_to
+        try:  # a confined store opens the key itself, under its root: no path to build
+            path = self.object_key(req.key) if root is not None else self.full_path(req.key)
         except StoreError as exc:
             return exc
+        local = root is not None or isinstance(self.fs, LocalFileSystem)
         for attempt in itertools.count():
             try:
-                if local and self.confined_to is not None:
-                    fd = confine.open_below(self.confined_to, req.key)
-                    return confine.read_local(path, req.start, req.end, fd)
+                if root is not None:
+                    fd = confine.open_below(root, path)
+                    return confine.read_local(path, req.start, req.end, fd, expect)
                 if local:
-                    return confine.read_local(path, req.start, req.end)
+                    return confine.read_local(path, req.start, req.end, expect=expect)
                 return self.fs.cat_file(path, start=req.start, end=req.end)
             except Exception as exc:  # noqa: BLE001 - sorted out by stream()
                 delay = retry_delay(req.key, exc, attempt)
