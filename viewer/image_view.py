@@ -31,7 +31,7 @@ from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .coloured_image import ColouredImageItem
-from .contrast import colormap, safe_histogram
+from .contrast import colormap, colour_bar_range, safe_histogram
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
@@ -114,11 +114,13 @@ class ImageView(QWidget):
         self.scale_bar.setVisible(False)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
         self._steady_colour_bar()
+        self._colour_bar_range: tuple[float, float] | None = None
         self.controller = PlaneController(
             self.image_item, self.grid_item, self, composite_item=self.composite_item
         )
         self.controller.painted.connect(self.painted)
         self.controller.painted.connect(self._follow_labels)
+        self.controller.painted.connect(self._fit_colour_bar)
         self.labels = LabelsOverlay(self.view_box, self)
         self.labels.message.connect(self.message)
         self.labels_panel = LabelsPanel()
@@ -173,6 +175,18 @@ class ImageView(QWidget):
         axis = self.histogram.item.axis
         axis.enableAutoSIPrefix(False)
         axis.setWidth(COLOUR_BAR_AXIS_WIDTH)
+
+    def _fit_colour_bar(self, *_args) -> None:
+        """Fit the colour bar's value axis to the histogram and the levels, widened to round
+        steps, as soon as the plane is handed over: pyqtgraph fits it exactly, lazily, while
+        painting, which asked for a second paint of the bar, and moved (and relabelled) its
+        axis on every slider step."""
+        item = self.histogram.item
+        fitted = colour_bar_range(item, self.controller.current_levels)
+        if fitted is not None and fitted != self._colour_bar_range:
+            self._colour_bar_range = fitted
+            item.setHistogramRange(*fitted, padding=0.02)
+        item.vb.updateAutoRange()  # the counts
 
     def _build_toolbar(self) -> None:
         self.colormap_combo = QComboBox()

@@ -219,3 +219,12 @@ def test_a_picture_overtaken_by_a_later_one_is_dropped(qtbot, qapp):
     pool.run_next()  # the first comes back late: dropped
     qtbot.waitUntil(lambda: not item._colouring)
     assert item.qimage.pixel(1, 1) == white
+
+
+def test_the_colour_bar_keeps_round_ends_while_the_values_move_a_little():
+    from zarrfs.viewer.contrast import round_range
+
+    assert round_range(261.3, 289.7) == round_range(262.0, 288.9) == (260.0, 290.0)
+    assert round_range(0.0013, 0.0091) == pytest.approx((0.001, 0.0095))
+    low, high = round_range(5.0, 5.0)  # a constant plane: still a range around it
+    assert low < 5.0 < high
