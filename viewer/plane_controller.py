@@ -253,8 +253,7 @@ class PlaneController(QObject):
         """Request what ``view_rect`` needs unless it is already loaded or loading."""
         if self.state is None or not self.levels:
             return False
-        request = self.build_request(view_rect, screen)
-        if not force and self.covers(request, view_rect):
+        if not force and self.covers(self.build_request(view_rect, screen), view_rect):
             return False
         generation = self.state.bump()
         request = self.build_request(view_rect, screen)
