@@ -58,8 +58,9 @@ class ColouredImageItem(pg.ImageItem):
         return self._colouring or self._again
 
     def clear(self) -> None:
+        """No values: no picture, and none of those being made will show."""
         self.prepareGeometryChange()
-        self._shown = None
+        self._shown, self._shown_number = None, self._asked + 1
         super().clear()
 
     def colourable(self) -> bool:

@@ -6,8 +6,8 @@ A value ``v`` drawn with levels ``(low, high)`` and a lookup table of ``n`` colo
 colour ``rint(clip((v - low) / (high - low), 0, 1) * (n - 1))``, computed in float64 (a
 narrow window on large numbers, dates as seconds, keeps its steps); NaN, a missing value of a
 CF variable, is transparent, and the backdrop under the plane (View > Missing values) shows
-through. The full-resolution export maps values the same way (``export.render``), so the
-picture on screen and the exported file agree pixel for pixel.
+through. The full-resolution export maps values the same way (``export.render``, in float32
+there: a value at the very edge of a colour's step may take its neighbour).
 
 The picture is premultiplied ARGB in native 32-bit words, the format Qt paints without
 converting (``QImage.Format_ARGB32_Premultiplied``): a transparent pixel is 0.

@@ -228,3 +228,23 @@ def test_the_colour_bar_keeps_round_ends_while_the_values_move_a_little():
     assert round_range(0.0013, 0.0091) == pytest.approx((0.001, 0.0095))
     low, high = round_range(5.0, 5.0)  # a constant plane: still a range around it
     assert low < 5.0 < high
+
+
+def test_a_picture_of_values_cleared_meanwhile_never_shows(qtbot, qapp):
+    import pyqtgraph as pg
+
+    from zarrfs.viewer.coloured_image import ColouredImageItem
+
+    pool = ByHand()
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    item = ColouredImageItem(axisOrder="row-major", jobs=lambda: pool)
+    widget.addViewBox().addItem(item)
+    widget.show()
+    item.setImage(np.ones((4, 4), np.float32), autoLevels=False, levels=(0.0, 1.0))
+    widget.grab()
+    assert len(pool.jobs) == 1
+    item.clear()  # another node is opened: these values are gone
+    pool.run_next()
+    qtbot.waitUntil(lambda: not item.busy)
+    assert item._shown is None and item.qimage is None
