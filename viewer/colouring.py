@@ -43,8 +43,9 @@ def colour_indices(values: np.ndarray, levels: tuple[float, float], colours: int
     low, high = (float(level) for level in levels)
     if high == low:
         high = low + 1.0
-    scaled = np.subtract(values, low, dtype=np.float64)
-    scaled /= high - low
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond float64: clipped to the ends
+        scaled = np.subtract(values, low, dtype=np.float64)
+        scaled /= high - low
     np.clip(scaled, 0.0, 1.0, out=scaled)
     scaled *= colours - 1
     np.rint(scaled, out=scaled)

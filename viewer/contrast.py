@@ -54,7 +54,10 @@ def colour_bar_range(item, levels) -> tuple[float, float] | None:
     ends = [float(bins[0]), float(bins[-1])] if bins is not None and len(bins) else []
     ends += [float(v) for v in levels or ()]
     finite = [v for v in ends if math.isfinite(v)]
-    return round_range(min(finite), max(finite)) if finite else None
+    if not finite:
+        return None
+    low, high = round_range(min(finite), max(finite))
+    return (low, high) if math.isfinite(high - low) else None  # beyond what a view can show
 
 
 def round_range(low: float, high: float) -> tuple[float, float]:
@@ -65,4 +68,5 @@ def round_range(low: float, high: float) -> tuple[float, float]:
     if not span > 0 or not math.isfinite(span):
         return low - 0.5, high + 0.5
     step = 10.0 ** math.floor(math.log10(span)) / 2
-    return math.floor(low / step) * step, math.ceil(high / step) * step
+    rounded = math.floor(low / step) * step, math.ceil(high / step) * step
+    return rounded if math.isfinite(rounded[1] - rounded[0]) else (low, high)

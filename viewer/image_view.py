@@ -183,7 +183,10 @@ class ImageView(QWidget):
         axis on every slider step."""
         item = self.histogram.item
         fitted = colour_bar_range(item, self.controller.current_levels)
-        if fitted is not None and fitted != self._colour_bar_range:
+        if fitted is None:  # values too far apart for one view: pyqtgraph's own fit
+            self._colour_bar_range = None
+            item.autoHistogramRange()
+        elif fitted != self._colour_bar_range:
             self._colour_bar_range = fitted
             item.setHistogramRange(*fitted, padding=0.02)
         item.vb.updateAutoRange()  # the counts

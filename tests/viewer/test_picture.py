@@ -248,3 +248,11 @@ def test_a_picture_of_values_cleared_meanwhile_never_shows(qtbot, qapp):
     pool.run_next()
     qtbot.waitUntil(lambda: not item.busy)
     assert item._shown is None and item.qimage is None
+
+
+def test_the_colour_bar_of_extreme_values_is_left_to_pyqtgraph():
+    from zarrfs.viewer.contrast import round_range
+
+    assert round_range(-1.7e308, 1.7e308) == (-1.7e308, 1.7e308)  # rounding would overflow
+    low, high = round_range(0.0, 1.7e308)
+    assert np.isfinite(high - low)
