@@ -45,3 +45,28 @@ def colormap(name: str):
         return pg.colormap.get(name)
     except Exception:
         return pg.colormap.get(name, source="matplotlib")
+
+
+def colour_bar_range(item, levels) -> tuple[float, float] | None:
+    """The values a ``HistogramLUTItem`` shows: its histogram's and the ``levels``, widened
+    to round ends (``round_range``); None when there is neither."""
+    bins = item.plot.xData
+    ends = [float(bins[0]), float(bins[-1])] if bins is not None and len(bins) else []
+    ends += [float(v) for v in levels or ()]
+    finite = [v for v in ends if math.isfinite(v)]
+    if not finite:
+        return None
+    low, high = round_range(min(finite), max(finite))
+    return (low, high) if math.isfinite(high - low) else None  # beyond what a view can show
+
+
+def round_range(low: float, high: float) -> tuple[float, float]:
+    """``low``..``high`` widened outward to multiples of a round step (half the power of ten
+    below their span): 261.3..289.7 -> 260..290, so a range that moves a little from one
+    plane to the next keeps its ends."""
+    span = high - low
+    if not span > 0 or not math.isfinite(span):
+        return low - 0.5, high + 0.5
+    step = 10.0 ** math.floor(math.log10(span)) / 2
+    rounded = math.floor(low / step) * step, math.ceil(high / step) * step
+    return rounded if math.isfinite(rounded[1] - rounded[0]) else (low, high)

@@ -31,11 +31,11 @@ from .channel_panel import ChannelPanel
 from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .coastlines import Coastlines
-from .contrast import colormap, safe_histogram
+from .coloured_image import ColouredImageItem
+from .contrast import colormap, colour_bar_range, safe_histogram
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
-from .masked_image import MaskedImageItem
 from .missing_colour import MissingBackdrop
 from .ortho_views import OrthoViews
 from .physical import PhysicalAxes, axis_coordinates
@@ -46,6 +46,9 @@ from .version_picker import ChangedChunksItem
 from .view_state import COLORMAPS, COMPLEX_MODES, ViewState
 
 logger = logging.getLogger(__name__)
+
+COLOUR_BAR_AXIS_WIDTH = 64  # pixels: the colour bar's tick labels ("-1.5e+03", "287.5")
+MAX_TICKS = 16  # colour maps of more stops are drawn without their (editable) ticks
 
 KEY_STEPS = {
     Qt.Key.Key_Up: 1,
@@ -95,7 +98,7 @@ class ImageView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.view_box = self.graphics.addViewBox(row=0, col=1, lockAspect=True, invertY=True)
         self.view_box.setMenuEnabled(False)
-        self.image_item = MaskedImageItem(axisOrder="row-major")
+        self.image_item = ColouredImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)
         self.composite_item = pg.ImageItem(axisOrder="row-major")  # RGB, no histogram
@@ -113,11 +116,14 @@ class ImageView(QWidget):
         self.scale_bar.anchor((1, 1), (1, 1), offset=(-20, -20))
         self.scale_bar.setVisible(False)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
+        self._steady_colour_bar()
+        self._colour_bar_range: tuple[float, float] | None = None
         self.controller = PlaneController(
             self.image_item, self.grid_item, self, composite_item=self.composite_item
         )
         self.controller.painted.connect(self.painted)
         self.controller.painted.connect(self._follow_labels)
+        self.controller.painted.connect(self._fit_colour_bar)
         self.labels = LabelsOverlay(self.view_box, self)
         self.labels.message.connect(self.message)
         self.labels_panel = LabelsPanel()
@@ -164,6 +170,30 @@ class ImageView(QWidget):
         self.graphics.installEventFilter(self)
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._setting_levels = False
+
+    def _steady_colour_bar(self) -> None:
+        """The colour bar's axis follows the histogram's range, which moves with every plane
+        shown: a unit prefix that changes, or a width that follows its tick labels, relaid
+        out the window on a slider step. Its label keeps the variable's units instead, and
+        its width is fixed."""
+        axis = self.histogram.item.axis
+        axis.enableAutoSIPrefix(False)
+        axis.setWidth(COLOUR_BAR_AXIS_WIDTH)
+
+    def _fit_colour_bar(self, *_args) -> None:
+        """Fit the colour bar's value axis to the histogram and the levels, widened to round
+        steps, as soon as the plane is handed over: pyqtgraph fits it exactly, lazily, while
+        painting, which asked for a second paint of the bar, and moved (and relabelled) its
+        axis on every slider step."""
+        item = self.histogram.item
+        fitted = colour_bar_range(item, self.controller.current_levels)
+        if fitted is None:  # values too far apart for one view: pyqtgraph's own fit
+            self._colour_bar_range = None
+            item.autoHistogramRange()
+        elif fitted != self._colour_bar_range:
+            self._colour_bar_range = fitted
+            item.setHistogramRange(*fitted, padding=0.02)
+        item.vb.updateAutoRange()  # the counts
 
     def _build_toolbar(self) -> None:
         self.colormap_combo = QComboBox()
@@ -358,7 +388,7 @@ class ImageView(QWidget):
         controller, state = self.controller, self.state
         if state is None or not controller.arrays:
             return None
-        lut = self.histogram.item.gradient.colorMap().getLookupTable(nPts=256, alpha=False)
+        lut = self.histogram.item.getLookupTable(n=256)  # the table the screen is drawn with
         levels = (
             controller.current_levels
             if state.auto_levels or state.levels is None
@@ -594,7 +624,11 @@ class ImageView(QWidget):
             state.slider_axis = others[0]
 
     def _colormap_changed(self, name: str) -> None:
-        self.histogram.item.gradient.setColorMap(colormap(name))
+        gradient, cmap = self.histogram.item.gradient, colormap(name)
+        gradient.setColorMap(cmap)
+        # a map of many stops (viridis: 256) would show as many overlapping ticks, which no
+        # one can edit and which cost most of the colour bar's paint (each redraw of a plane)
+        gradient.showTicks(len(cmap.pos) <= MAX_TICKS)
         if self.state is not None:
             self.state.colormap = name
 

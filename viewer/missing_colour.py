@@ -1,7 +1,7 @@
 """Missing values in a colour of their own (View > Missing values).
 
 A CF variable's missing values (``_FillValue``, ``missing_value``, outside ``valid_range``) are
-NaN once decoded and drawn transparent (``masked_image``); without a backdrop they showed the
+NaN once decoded and drawn transparent (``colouring``); without a backdrop they showed the
 view's black, the same as the low end of the grey map, so a missing block read as data. A
 backdrop under the plane (and only under it: the view around stays black) shows through them:
 a chequer by default, as image editors show transparency, or a named colour. The choice is a

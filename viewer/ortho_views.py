@@ -16,9 +16,9 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from .chunk_grid import ChunkGridItem
+from .coloured_image import ColouredImageItem
 from .coordinate_axis import CoordinateAxis
 from .coordinates import AxisCoordinate
-from .masked_image import MaskedImageItem
 from .plane_controller import PlaneController
 from .view_state import ViewState
 
@@ -42,7 +42,7 @@ class OrthoPane:
         layout.addItem(self.left, row=2 * row, col=0)
         layout.addItem(self.bottom, row=2 * row + 1, col=1)
         self.view_box.setMenuEnabled(False)
-        self.image_item = MaskedImageItem(axisOrder="row-major")
+        self.image_item = ColouredImageItem(axisOrder="row-major")
         self.composite_item = pg.ImageItem(axisOrder="row-major")
         self.grid_item = ChunkGridItem()
         self.grid_item.setVisible(False)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import time
 
 import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
@@ -22,6 +23,7 @@ from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 from . import messages, transforms
 from .cf_display import CFValues
 from .channels import ChannelState
+from .coloured_image import ColouredImageItem
 from .landing import Landing
 from .loader import PlaneLoader
 from .tasks import DaemonPool, gui_handle, post_to_handle
@@ -40,9 +42,15 @@ logger = logging.getLogger(__name__)
 
 _jobs_pool: DaemonPool | None = None
 
+#: seconds a slider step keeps the previous plane on screen while the new one lands, to show
+#: it whole (not tile by tile over the old one: two planes torn apart); a slower plane is then
+#: shown as its tiles land
+HOLD = 0.25
+
 
 def _buffer_jobs() -> DaemonPool:
-    """The worker of the buffers' whole-buffer jobs (placeholders, blends), in order."""
+    """The worker of the buffers' whole-buffer jobs (placeholders, blends, the pictures of
+    the image items), in order."""
     global _jobs_pool
     if _jobs_pool is None:
         _jobs_pool = DaemonPool(1, name="viewer-buffers")
@@ -72,6 +80,9 @@ class PlaneController(QObject):
         super().__init__(parent)
         self.image_item, self.grid_item = image_item, grid_item
         self.composite_item = composite_item
+        if isinstance(image_item, ColouredImageItem):  # its pictures coloured on our worker
+            image_item.jobs = _buffer_jobs
+            image_item.coloured.connect(self._check_finished)
         self.loader = PlaneLoader(self)
         self.loader.tile_landed.connect(self._on_tile)
         self.loader.chunk_states.connect(self._on_chunk_states)
@@ -93,10 +104,15 @@ class PlaneController(QObject):
         self._handle = gui_handle(self)
         self._dirty: set[int] = set()
         self._finished_generation = -1
+        self._fresh = False  # the buffers changed other than by a tile (a new request, a job)
+        self._hold_until = 0.0  # time.monotonic() until which a slider step holds its picture
         self._redraw = QTimer(self)
         self._redraw.setSingleShot(True)
         self._redraw.setInterval(0)
         self._redraw.timeout.connect(self._draw)
+        self._hold_timer = QTimer(self)
+        self._hold_timer.setSingleShot(True)
+        self._hold_timer.timeout.connect(self._draw)
 
     def set_source(
         self,
@@ -158,7 +174,13 @@ class PlaneController(QObject):
 
     @property
     def busy(self) -> bool:
-        return self.loader.busy or bool(self._dirty) or self._redraw.isActive() or bool(self._jobs)
+        return (
+            self.loader.busy
+            or bool(self._dirty)
+            or self._redraw.isActive()
+            or bool(self._jobs)
+            or getattr(self.image_item, "busy", False)
+        )
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -231,8 +253,7 @@ class PlaneController(QObject):
         """Request what ``view_rect`` needs unless it is already loaded or loading."""
         if self.state is None or not self.levels:
             return False
-        request = self.build_request(view_rect, screen)
-        if not force and self.covers(request, view_rect):
+        if not force and self.covers(self.build_request(view_rect, screen), view_rect):
             return False
         generation = self.state.bump()
         request = self.build_request(view_rect, screen)
@@ -240,9 +261,10 @@ class PlaneController(QObject):
         return generation >= 0
 
     def _start(self, request: PlaneRequest) -> None:
-        self._prepare_buffers(request)
+        self._hold_until = time.monotonic() + HOLD if self._prepare_buffers(request) else 0.0
         self.request = request
         self._dirty.clear()
+        self._fresh = True
         shape = self.levels[0].shape
         self.grid_item.reset(
             (
@@ -266,10 +288,11 @@ class PlaneController(QObject):
         index = min(int(state.indices[axis] / level.factors[axis]), level.shape[axis] - 1)
         self.loader.prefetch(self.arrays[request.level], axis, index, level.shape[axis])
 
-    def _prepare_buffers(self, request: PlaneRequest) -> None:
+    def _prepare_buffers(self, request: PlaneRequest) -> bool:
         """The buffers of ``request`` (``landing.Landing``): those on screen taken over as they
         are for the same geometry and types (a slider step: the old plane stays until the new
-        one lands), else new ones that a worker fills with the old picture resampled."""
+        one lands; returns True), else new ones that a worker fills with the old picture
+        resampled."""
         state = self.state
         dtype = np.dtype(self.arrays[request.level].dtype)
         count = self._channel_count(request)
@@ -312,6 +335,7 @@ class PlaneController(QObject):
         self.landing = landing
         self.loaded = np.zeros(shape, dtype=bool)
         self._restyle = True  # a composite: blended again if its windows are not those
+        return same
 
     def _known_windows(self) -> list[tuple[float, float]] | None:
         """The composite's windows as known now (fixed, or the last automatic ones found);
@@ -332,6 +356,7 @@ class PlaneController(QObject):
 
     def _job_done(self, future) -> None:
         self._jobs -= 1
+        self._fresh = True
         error = None if future.cancelled() else future.exception()
         if error is not None:
             logger.error("drawing the plane failed", exc_info=error)
@@ -407,7 +432,7 @@ class PlaneController(QObject):
 
     def redraw(self) -> None:
         """Draw the plane again now (the contrast, a channel's window or colour changed)."""
-        self._restyle = True
+        self._restyle, self._hold_until = True, 0.0
         self._draw()
 
     def _draw(self) -> None:
@@ -423,6 +448,12 @@ class PlaneController(QObject):
         if landing.errors:
             errors, landing.errors = landing.errors, []
             self.message.emit(messages.describe(errors[0], node=self.request.level_path))
+        changed, self._fresh = landed or self._fresh or self._restyle, False
+        if self._holding() or not changed:  # nothing new to hand over
+            self._fresh = self._fresh or changed
+            self._refine()
+            self._check_finished()
+            return
         item, other = self.drawn_item, self.image_item
         if self.composite:  # its own item: the histogram's levels and colormap are not for it
             if landed or self._restyle:
@@ -438,16 +469,41 @@ class PlaneController(QObject):
         g = self.request.geometry  # after setImage: the rect scales by the image's size
         item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
         self.painted.emit(generation)
+        self._refine()
+        self._check_finished()
+
+    def _refine(self) -> None:
+        """The preview is on screen (or held back): now read the real thing."""
         if self.request.coarse_tiles and self.approx.any():
-            self.loader.start_fine()  # the preview is on screen: now the real thing
+            self.loader.start_fine()
+
+    def _holding(self) -> bool:
+        """Whether a slider step still shows the previous plane: until its tiles have all
+        landed, the user changed the contrast (``redraw``), or ``HOLD`` has passed."""
+        remaining = self._hold_until - time.monotonic()
+        if remaining <= 0 or self._finished_generation == self.request.generation:
+            self._hold_until = 0.0
+            return False
+        if not self._hold_timer.isActive():
+            self._hold_timer.start(math.ceil(remaining * 1000))
+        return True
+
+    def _check_finished(self) -> None:
+        """Say ``finished`` once every tile of the request has landed and its picture is on
+        screen, then warm the cache with the neighbouring planes."""
+        request = self.request
         if (
-            self._finished_generation == generation
+            request is not None
+            and self._finished_generation == request.generation
             and not self.loader.busy
             and not self._dirty
             and not self._jobs
+            and not self._redraw.isActive()
+            and not self._hold_until
+            and not getattr(self.image_item, "busy", False)
         ):
-            self.finished.emit(generation)
-            self._prefetch_neighbours()
+            self.finished.emit(request.generation)
+            QTimer.singleShot(0, self, self._prefetch_neighbours)  # after the paint it asked for
 
     def _levels(self) -> tuple[float, float]:
         state = self.state

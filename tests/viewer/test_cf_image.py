@@ -18,44 +18,6 @@ xr = pytest.importorskip("xarray")
 zarr = pytest.importorskip("zarr")
 
 
-def test_nan_is_transparent_on_the_fast_path(qapp, monkeypatch):
-    """The masked item draws what pyqtgraph's own NaN path draws, without taking it."""
-    import pyqtgraph as pg
-    from pyqtgraph import functions_qimage
-
-    paths = []  # per picture made: whether pyqtgraph was asked for its transparent (NaN) path
-    make = functions_qimage.try_make_qimage
-
-    def spy(image, **kwargs):
-        paths.append(kwargs.get("transparentLocations") is not None)
-        return make(image, **kwargs)
-
-    monkeypatch.setattr(functions_qimage, "try_make_qimage", spy)
-
-    from zarrfs.viewer.masked_image import MaskedImageItem
-
-    rng = np.random.default_rng(5)
-    image = rng.random((40, 60)).astype("f4") * 50 + 250
-    image[5:20, 10:30] = np.nan
-    image[33, 7] = np.nan
-    lut = pg.colormap.get("viridis").getLookupTable(nPts=256)
-    pictures = []
-    for item in (MaskedImageItem(axisOrder="row-major"), pg.ImageItem(axisOrder="row-major")):
-        item.setLookupTable(lut)
-        item.setImage(image, autoLevels=False, levels=(260, 290))
-        item.render()
-        picture = item.qimage
-        pictures.append(
-            np.array([[picture.pixelColor(x, y).getRgb() for x in range(60)] for y in range(40)])
-        )
-        np.testing.assert_array_equal(item.image, image)  # the NaN stay in the data
-    ours, theirs = pictures
-    assert paths == [False, True]  # ours drew the fast way; pyqtgraph's own, the slow one
-    np.testing.assert_array_equal(ours[..., 3] == 0, np.isnan(image))
-    visible = ~np.isnan(image)
-    np.testing.assert_array_equal(ours[visible], theirs[visible])
-
-
 def show(window, idle, url, path: str, indices=None):
     window.open_store(str(url), {}, path=path, indices=indices)
     idle(window)

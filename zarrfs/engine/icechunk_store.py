@@ -267,9 +267,10 @@ class VersionStore(Store):
         local = self.repo_store is not None and not self.repo_store.is_async
         return not (local and self.layout is not None)
 
-    def _read_sync(self, req: ByteRequest):
+    def _read_sync(self, req: ByteRequest, expect: int = 0):
         """One read, in a decode task: as the layout says (documents, inline chunks, chunk
-        files), else through Icechunk; its bytes, or the exception of that read."""
+        files), else through Icechunk; its bytes, or the exception of that read. (``expect``,
+        a whole object's likely size, is the plain store's: the layout knows every size.)"""
         fs: SessionFileSystem = self.fs  # type: ignore[assignment]
         known, ranges, _ = self._from_layout([req])
         if known:

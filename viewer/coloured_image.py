@@ -1,0 +1,169 @@
+"""An ImageItem whose picture is coloured on a worker: the GUI thread only swaps it in.
+
+pyqtgraph's ``ImageItem`` turns its values into a picture (levels, colour map, NaN made
+transparent) in ``paint``, on the GUI thread: for the 1024 x 1024 float32 buffer of a
+4096 x 4096 map on a 1400 x 900 window, about 20 ms of every redraw, and a plane is redrawn as
+each of its tiles lands, on every slider step and on every move of the contrast. Here a change
+of the values, the levels or the colour map asks a worker for a new picture
+(``colouring.picture``); until it comes the previous one stays on screen, where it was drawn
+(a zoom or a pan moves the item before the new picture is ready). One picture is made at a
+time: changes that come meanwhile are gathered into the next one, made from the item as it
+then is, so a picture of values the user has moved away from is never started, and the
+pictures come back in the order they were asked for.
+
+``image`` keeps the values (the histogram, the readout and the tests read them);
+``render()`` still colours synchronously, for whoever asks for the picture at once
+(``settle``: the view grabbed into a PNG).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Signal
+from PySide6.QtGui import QImage
+
+from . import colouring
+from .tasks import gui_handle, init_relay, post_to_handle
+
+logger = logging.getLogger(__name__)
+
+_FORMAT = QImage.Format.Format_ARGB32_Premultiplied  # what Qt paints without converting
+
+
+class ColouredImageItem(pg.ImageItem):
+    """``pg.ImageItem`` of 2-D values with levels, coloured by ``jobs`` (a ``submit(fn) ->
+    Future`` pool; None: synchronously, as pyqtgraph does)."""
+
+    coloured = Signal()  # a picture made on the worker is on screen (or was dropped)
+
+    def __init__(self, *args, jobs: Callable | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        init_relay()
+        self.jobs = jobs  # called for the pool: a lazily made one is found when first needed
+        self._handle = gui_handle(self)
+        self._colouring = False  # a picture is being made
+        self._again = False  # the values, levels or colour map changed since it was asked
+        self._shown: tuple[QImage, QRectF] | None = None  # the picture on screen, and where
+        self._asked = 0  # pictures asked for, in order: each one's number
+        self._shown_number = 0  # the number of the one on screen (an older one is dropped)
+
+    @property
+    def busy(self) -> bool:
+        """A picture is being made (or asked for) for what changed."""
+        return self._colouring or self._again
+
+    def clear(self) -> None:
+        """No values: no picture, and none of those being made will show."""
+        self.prepareGeometryChange()
+        self._shown, self._shown_number = None, self._asked + 1
+        super().clear()
+
+    def colourable(self) -> bool:
+        image = self.image
+        return (
+            image is not None
+            and image.ndim == 2
+            and image.size > 0
+            and self.levels is not None
+            and np.ndim(self.levels) == 1
+        )
+
+    def render(self) -> None:
+        """The picture now, on this thread (pyqtgraph's own for what is not 2-D levelled)."""
+        if not self.colourable():
+            self._shown = None
+            super().render()
+            return
+        self._asked += 1
+        words = colouring.picture(self.image, tuple(self.levels), self._table())
+        self._show(self._asked, words, self._rect())
+        self._renderRequired = False
+
+    def settle(self) -> None:
+        """Bring the picture up to date at once (before the view is grabbed)."""
+        if self._renderRequired or self._again or self._colouring:
+            self._again = False
+            self.render()
+
+    def paint(self, painter, *args) -> None:
+        if self.image is None:
+            return
+        if not self.colourable():
+            self._shown = None
+            super().paint(painter, *args)
+            return
+        if self._renderRequired:
+            self._renderRequired = False
+            self._ask()
+        if self._shown is not None:
+            qimage, rect = self._shown
+            painter.drawImage(self.mapRectFromParent(rect), qimage)
+
+    def boundingRect(self) -> QRectF:
+        """The values' rectangle, and the picture's while it still shows values from before
+        (what is drawn outside the bounding rectangle is never wiped)."""
+        bounds = super().boundingRect()
+        if self._shown is not None:
+            bounds = bounds.united(self.mapRectFromParent(self._shown[1]))
+        return bounds
+
+    # -- the worker --------------------------------------------------------------------------
+
+    def _ask(self) -> None:
+        """A new picture of the item as it is now (after the one being made, if any)."""
+        if self.jobs is None:
+            self.render()
+            return
+        if self._colouring:
+            self._again = True
+            return
+        if not self.colourable():
+            return
+        self._colouring, self._again = True, False
+        self._asked += 1
+        job = functools.partial(_colour, self.image, tuple(self.levels), self._table())
+        future = self.jobs().submit(job)
+        done = functools.partial(post_to_handle, self._handle, "_coloured", self._asked)
+        future.add_done_callback(functools.partial(done, self._rect()))
+
+    def _coloured(self, number: int, rect: QRectF, future) -> None:
+        self._colouring = False
+        error = None if future.cancelled() else future.exception()
+        if error is not None:
+            logger.error("colouring the plane failed", exc_info=error)
+        elif not future.cancelled() and self.image is not None:
+            self._show(number, future.result(), rect)
+        if self._again:
+            self._ask()
+        self.coloured.emit()
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _table(self) -> np.ndarray:
+        lut = self.lut(self.image, 256) if callable(self.lut) else self.lut
+        return colouring.argb_table(lut)
+
+    def _rect(self) -> QRectF:
+        """Where the values lie now, in the parent's coordinates (a picture is drawn there)."""
+        h, w = self.image.shape
+        return self.mapRectToParent(QRectF(0, 0, w, h))
+
+    def _show(self, number: int, words: np.ndarray, rect: QRectF) -> None:
+        """Swap picture ``number`` in, unless a later one is already on screen (a synchronous
+        ``render`` overtook it)."""
+        if number < self._shown_number:
+            return
+        self.prepareGeometryChange()
+        qimage = pg.functions.ndarray_to_qimage(words, _FORMAT)  # keeps the words alive
+        self._shown, self._shown_number, self.qimage = (qimage, rect), number, qimage
+        self.update()
+
+
+def _colour(values: np.ndarray, levels: tuple[float, float], table: np.ndarray) -> np.ndarray:
+    """On a worker: the picture of ``values``."""
+    return colouring.picture(values, levels, table)
