@@ -76,6 +76,10 @@ def test_get_decode_gives_what_xarray_decodes(climate, tmp_path, suffix):
         import tifffile
 
         got = tifffile.imread(out)
+        # a TIFF of packed 16-bit counts holds float32 (every decoded value kept apart):
+        # xarray's decode, to float32
+        assert got.dtype == np.float32
+        expected = expected.astype(np.float32)
     np.testing.assert_array_equal(got, expected)
 
 
