@@ -11,7 +11,12 @@ time: changes that come meanwhile are gathered into the next one, made from the 
 then is, so a picture of values the user has moved away from is never started, and the
 pictures come back in the order they were asked for.
 
-``image`` keeps the values (the histogram, the readout and the tests read them);
+The histogram of the values is made on the worker with their picture, from a sample
+(``contrast.sample_histogram``): ``getHistogram`` hands back the one of the picture on screen,
+and ``histogram_ready`` says a new one is there (the colour bar then shows it), so the GUI
+thread never looks at the whole plane for it.
+
+``image`` keeps the values (the readout and the tests read them);
 ``render()`` still colours synchronously, for whoever asks for the picture at once
 (``settle``: the view grabbed into a PNG).
 """
@@ -27,7 +32,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QImage
 
-from . import colouring
+from . import colouring, contrast
 from .tasks import gui_handle, init_relay, post_to_handle
 
 logger = logging.getLogger(__name__)
@@ -40,6 +45,7 @@ class ColouredImageItem(pg.ImageItem):
     Future`` pool; None: synchronously, as pyqtgraph does)."""
 
     coloured = Signal()  # a picture made on the worker is on screen (or was dropped)
+    histogram_ready = Signal()  # the histogram of the values on screen changed
 
     def __init__(self, *args, jobs: Callable | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -51,6 +57,7 @@ class ColouredImageItem(pg.ImageItem):
         self._shown: tuple[QImage, QRectF] | None = None  # the picture on screen, and where
         self._asked = 0  # pictures asked for, in order: each one's number
         self._shown_number = 0  # the number of the one on screen (an older one is dropped)
+        self._histogram: tuple = (None, None)  # of the values of the picture on screen
 
     @property
     def busy(self) -> bool:
@@ -61,6 +68,7 @@ class ColouredImageItem(pg.ImageItem):
         """No values: no picture, and none of those being made will show."""
         self.prepareGeometryChange()
         self._shown, self._shown_number = None, self._asked + 1
+        self._histogram = (None, None)
         super().clear()
 
     def colourable(self) -> bool:
@@ -80,8 +88,8 @@ class ColouredImageItem(pg.ImageItem):
             super().render()
             return
         self._asked += 1
-        words = colouring.picture(self.image, tuple(self.levels), self._table())
-        self._show(self._asked, words, self._rect())
+        made = _colour(self.image, tuple(self.levels), self._table())
+        self._show(self._asked, made, self._rect())
         self._renderRequired = False
 
     def settle(self) -> None:
@@ -103,6 +111,11 @@ class ColouredImageItem(pg.ImageItem):
         if self._shown is not None:
             qimage, rect = self._shown
             painter.drawImage(self.mapRectFromParent(rect), qimage)
+
+    def getHistogram(self, *_args, **_kwargs):
+        """``(bin starts, counts)`` of the values of the picture on screen (``(None, None)``:
+        none yet), made with it on the worker; pyqtgraph's arguments are not used."""
+        return self._histogram
 
     def boundingRect(self) -> QRectF:
         """The values' rectangle, and the picture's while it still shows values from before
@@ -153,17 +166,19 @@ class ColouredImageItem(pg.ImageItem):
         h, w = self.image.shape
         return self.mapRectToParent(QRectF(0, 0, w, h))
 
-    def _show(self, number: int, words: np.ndarray, rect: QRectF) -> None:
+    def _show(self, number: int, made: tuple, rect: QRectF) -> None:
         """Swap picture ``number`` in, unless a later one is already on screen (a synchronous
         ``render`` overtook it)."""
         if number < self._shown_number:
             return
+        words, self._histogram = made
         self.prepareGeometryChange()
         qimage = pg.functions.ndarray_to_qimage(words, _FORMAT)  # keeps the words alive
         self._shown, self._shown_number, self.qimage = (qimage, rect), number, qimage
         self.update()
+        self.histogram_ready.emit()
 
 
-def _colour(values: np.ndarray, levels: tuple[float, float], table: np.ndarray) -> np.ndarray:
-    """On a worker: the picture of ``values``."""
-    return colouring.picture(values, levels, table)
+def _colour(values: np.ndarray, levels: tuple[float, float], table: np.ndarray) -> tuple:
+    """On a worker: the picture of ``values``, and their histogram."""
+    return colouring.picture(values, levels, table), contrast.sample_histogram(values)

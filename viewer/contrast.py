@@ -1,7 +1,7 @@
 """The colour scale beside the image: colormaps by name, and a histogram for any data.
 
-pyqtgraph's own ``ImageItem.getHistogram`` raises on inf and on int64 extremes, and looks at
-every value; the histogram beside the image needs only its shape.
+The histogram beside the image is made from a sample of the plane's values, on the worker
+that colours its picture (``sample_histogram``).
 """
 
 from __future__ import annotations
@@ -12,30 +12,28 @@ import numpy as np
 import pyqtgraph as pg
 
 
-def safe_histogram(image_item, bins: int = 256):
-    """``ImageItem.getHistogram`` for any data: pyqtgraph's raises on inf and on int64 extremes
-    (an exception in the event loop and a stale histogram); this one samples finite values."""
-
-    def histogram(*_args, **_kwargs):
-        image = image_item.image
-        if image is None or image.size == 0 or image.ndim != 2:  # a composite has no histogram
-            return None, None
-        step = max(1, math.ceil(math.sqrt(image.size / 65_536)))  # its shape, from 64 Ki values
-        with np.errstate(all="ignore"):
-            sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
-        sample = sample[np.isfinite(sample)]
-        if sample.size == 0:
-            return None, None
-        lo, hi = float(sample.min()), float(sample.max())
-        if not hi > lo:
-            hi = lo + 1.0
-        try:
-            counts, edges = np.histogram(sample, bins=bins, range=(lo, hi))
-        except ValueError:  # a range too narrow (or too wide) for 256 finite bins
-            return None, None
-        return edges[:-1], counts
-
-    return histogram
+def sample_histogram(image: np.ndarray | None, bins: int = 256):
+    """``(bin starts, counts)`` of the finite values of a 2-D plane, from a sample of about
+    64 Ki of them (the histogram beside the image needs only its shape); ``(None, None)`` for
+    no values, a composite, or a range too narrow (or too wide) for ``bins`` finite bins.
+    pyqtgraph's own ``ImageItem.getHistogram`` raises on inf and on int64 extremes and looks at
+    every value. Plain NumPy: it runs on the colouring worker (``coloured_image``)."""
+    if image is None or image.size == 0 or image.ndim != 2:
+        return None, None
+    step = max(1, math.ceil(math.sqrt(image.size / 65_536)))
+    with np.errstate(all="ignore"):
+        sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
+    sample = sample[np.isfinite(sample)]
+    if sample.size == 0:
+        return None, None
+    lo, hi = float(sample.min()), float(sample.max())
+    if not hi > lo:
+        hi = lo + 1.0
+    try:
+        counts, edges = np.histogram(sample, bins=bins, range=(lo, hi))
+    except ValueError:
+        return None, None
+    return edges[:-1], counts
 
 
 def colormap(name: str):

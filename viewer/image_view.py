@@ -32,7 +32,7 @@ from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .coastlines import Coastlines
 from .coloured_image import ColouredImageItem
-from .contrast import colormap, colour_bar_range, safe_histogram
+from .contrast import colormap, colour_bar_range
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
@@ -109,13 +109,13 @@ class ImageView(QWidget):
         self.view_box.addItem(self.grid_item)
         self.changed_item = ChangedChunksItem(lambda: self.state)  # versions compared
         self.view_box.addItem(self.changed_item)
-        self.image_item.getHistogram = safe_histogram(self.image_item)
         self.physical: PhysicalAxes | None = None
         self.scale_bar = ScaleBar()
         self.scale_bar.setParentItem(self.view_box)
         self.scale_bar.anchor((1, 1), (1, 1), offset=(-20, -20))
         self.scale_bar.setVisible(False)
         self.histogram = pg.HistogramLUTWidget(image=self.image_item)
+        self._colour_bar_follows_the_worker()
         self._steady_colour_bar()
         self._colour_bar_range: tuple[float, float] | None = None
         self.controller = PlaneController(
@@ -179,6 +179,24 @@ class ImageView(QWidget):
         axis = self.histogram.item.axis
         axis.enableAutoSIPrefix(False)
         axis.setWidth(COLOUR_BAR_AXIS_WIDTH)
+
+    def _colour_bar_follows_the_worker(self) -> None:
+        """pyqtgraph redraws the colour bar's histogram on every ``setImage``, from the values,
+        on the GUI thread (several times a slider step, as tiles land). Here a new image only
+        moves the bar's levels (a contrast change shows at once), and its histogram is
+        redrawn when the worker has made it with the picture (``histogram_ready``)."""
+        bar, item = self.histogram.item, self.image_item
+        item.sigImageChanged.disconnect(bar.imageChanged)
+        item.sigImageChanged.connect(self._show_levels)
+        item.histogram_ready.connect(bar.imageChanged)
+        item.histogram_ready.connect(self._fit_colour_bar)
+
+    def _show_levels(self) -> None:
+        """The image's levels on the colour bar (what ``imageChanged`` does besides the
+        histogram)."""
+        levels = self.image_item.getLevels()
+        if levels is not None and np.ndim(levels) == 1:
+            self.histogram.item.region.setRegion([float(v) for v in levels])
 
     def _fit_colour_bar(self, *_args) -> None:
         """Fit the colour bar's value axis to the histogram and the levels, widened to round

@@ -85,3 +85,28 @@ def test_composite_blends_on_workers(window, idle, ome_images, threads_of):
     expected = numpy_blend(data[:2, 3], COLORS[:2], [WINDOWS[0], (500.0, 1500.0)])
     assert_close(view.composite_item, expected)
     assert blended and not on_gui(blended)
+
+
+def test_the_colour_bar_histogram_is_made_on_the_worker(window, idle, tmp_path, threads_of):
+    """Slider steps of a CF plane: the histogram beside it is made with its picture on the
+    worker (the GUI thread never histograms the plane), and is the histogram of the plane
+    on screen: that of the sample xarray's decoded values give."""
+    from zarrfs.viewer.contrast import sample_histogram
+
+    url = write_xarray(tmp_path / "c.zarr", zarr_format=3)
+    histograms = threads_of(np, "histogram")
+    window.open_store(str(url), {}, path="tas", indices=[3])
+    idle(window)
+    view = window.image
+    expected = xr.open_zarr(url)["tas"].values
+    for _ in range(3):
+        view.step(1)
+        idle(window)
+    assert histograms and not on_gui(histograms)
+    np.testing.assert_array_equal(view.image_item.image, expected[6])
+    starts, counts = sample_histogram(expected[6])
+    plot = view.histogram.item.plot
+    np.testing.assert_array_equal(plot.xData, starts)
+    np.testing.assert_array_equal(plot.yData, counts)
+    low, high = view.controller.current_levels
+    assert view.histogram.item.getLevels() == pytest.approx((low, high))
