@@ -332,6 +332,10 @@ def test_a_signal_unmounts_cleanly(store, mount, number, push):
     assert not is_mounted(str(mounted.path))
 
 
+def _sigint_as_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def signal_while_opening(tmp_path, http_server, number, *flags) -> tuple[str, subprocess.Popen]:
     """``zarrfs mount *flags`` of a store that answers after 4 s, at ``tmp_path / "mnt"``;
     ``number`` sent once the mount has asked the store. Its stderr, and the ended process."""
@@ -344,6 +348,10 @@ def signal_while_opening(tmp_path, http_server, number, *flags) -> tuple[str, su
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # SIGINT as a terminal delivers it: a test run started in the background by a
+        # non-interactive shell ignores SIGINT, and a child would inherit that (the mount
+        # then never saw the signal and mounted: the test's failures in such runs)
+        preexec_fn=_sigint_as_default,
     )
     try:
         deadline = time.monotonic() + 30
