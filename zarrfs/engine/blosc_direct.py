@@ -53,8 +53,19 @@ def decompress_into(data, dest: np.ndarray) -> None:
         except (TypeError, ValueError, BufferError):
             at = None
         if at is not None:
-            done = _decompress_ctx(data if type(data) is bytes else bytes(data), at, dest.nbytes, 1)
+            done = _decompress_ctx(_source(data), at, dest.nbytes, 1)
             if done != dest.nbytes:
                 raise RuntimeError(f"error during blosc decompression: {done}")
             return
     numcodecs.blosc.decompress(data, dest)  # (numcodecs checks the destination itself)
+
+
+def _source(data):
+    """What c-blosc reads ``data`` from: bytes as they are; another buffer (obstore's bodies
+    are read-only memoryviews) by its address, with no copy; a non-contiguous one copied."""
+    if type(data) is bytes:
+        return data
+    try:
+        return np.frombuffer(data, dtype=np.uint8).ctypes.data_as(ctypes.c_void_p)
+    except (TypeError, ValueError, BufferError):
+        return bytes(data)
