@@ -6,6 +6,7 @@ Stores are written by zarr-python; bytes a source returns are compared with the 
 
 from __future__ import annotations
 
+import numcodecs
 import numpy as np
 import pytest
 import zarr.codecs as zc
@@ -301,4 +302,85 @@ def test_big_endian_chunks_decode_in_place(zarr_writer, tmp_path, monkeypatch, w
     seen.clear()
     native = arr.read(..., out=np.empty(data.shape, "<u2"))
     np.testing.assert_array_equal(native, data)
-    assert seen == {(0, 0): False, (1, 0): False, (2, 0): False}
+    # (the lean loop decodes the chunks after the first into its buffer, without _decode)
+    assert (0, 0) in seen and set(seen.values()) == {False}
+
+
+# ------------------------------------------------------------------------- the lean loop
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"zarr_format": 3, "compressors": zc.BloscCodec(cname="zstd")},
+        {"zarr_format": 2, "compressors": numcodecs.Blosc("lz4"), "sep": "/"},
+        {"zarr_format": 2, "compressors": numcodecs.Zstd()},
+        {"zarr_format": 3, "compressors": None},
+    ],
+    ids=["v3 blosc", "v2 blosc nested", "v2 zstd", "v3 raw"],
+)
+def test_the_lean_loop_reads_common_chunks_and_hands_every_other_to_the_careful_path(
+    zarr_writer, tmp_path, monkeypatch, layout
+):
+    """A plane read by the lean loop (local store, chunks decoded into the task's buffer and
+    placed): the common chunks never meet ``_decode``; a missing chunk reads as the fill
+    value, a truncated one and one past the store's root (a symlink) fail alone with the
+    careful path's errors naming them, a chunk with bytes past its end fails as the careful
+    path says (read whole, then its header checked). Values compared with zarr-python's."""
+    layout = dict(layout)
+    sep = layout.pop("sep", None)
+    data = _data((4, 128, 128))
+    data[1, 32:64, 64:96] = 0  # (a chunk of the fill value: not written)
+    key = {"chunk_key_encoding": {"name": "v2", "separator": sep}} if sep else {}
+    w = zarr_writer(data, chunks=(1, 32, 32), **layout, **key)
+    stored = w.root / "array"
+    sep = sep or ("/" if layout["zarr_format"] == 3 else ".")
+    name = (
+        (lambda *c: "c/" + "/".join(map(str, c)))
+        if layout["zarr_format"] == 3
+        else (lambda *c: sep.join(map(str, c)))
+    )
+    assert not (stored / name(1, 1, 2)).exists()
+    truncated, outside, longer = (
+        stored / name(2, 0, 1),
+        stored / name(2, 3, 3),
+        stored / name(3, 2, 0),
+    )
+    truncated.write_bytes(truncated.read_bytes()[:-7])
+    secret = tmp_path / "secret"
+    secret.write_bytes(outside.read_bytes())
+    outside.unlink()
+    outside.symlink_to(secret)
+    longer.write_bytes(longer.read_bytes() + bytes(32 * 32 * 2 + 64))
+    arr = zarrfs.open(str(w.root))["array"]
+    decoded, lean = [], []
+    real_decode, real_lean = reader.ArrayReader._decode, reader.ArrayReader._run_lean
+    monkeypatch.setattr(
+        reader.ArrayReader,
+        "_decode",
+        lambda self, read, f, task: (decoded.append(f.coords), real_decode(self, read, f, task))[1],
+    )
+    monkeypatch.setattr(
+        reader.ArrayReader,
+        "_run_lean",
+        lambda self, task, *a: (lean.append(len(task.coords)), real_lean(self, task, *a))[1],
+    )
+    np.testing.assert_array_equal(arr[0], data[0])
+    np.testing.assert_array_equal(arr[1], data[1])
+    assert sum(lean) == 32
+    assert len(decoded) <= 4  # each task's first chunk: whether the output takes chunks whole
+    assert (1, 1, 2) in decoded  # the missing chunk: the fill value, by _place
+    with pytest.raises(engine.ChunkDecodeError, match=f"chunk .array/{name(2, 0, 1)}. of "):
+        arr[2, :32, 32:64]
+    with pytest.raises(engine.StoreError, match="outside the store's root"):
+        arr[2, 96:, 96:]
+    with pytest.raises(engine.ChunkDecodeError, match=name(3, 2, 0)):
+        arr[3, 64:96, 0:32]
+    out = np.zeros((128, 128), "<u2")
+    with pytest.raises(engine.ZarrfsError):
+        arr.read((2,), out=out)
+    good = np.ones((4, 4), bool)
+    good[0, 1] = good[3, 3] = False
+    for i, j in zip(*np.nonzero(good), strict=True):
+        region = (slice(32 * i, 32 * i + 32), slice(32 * j, 32 * j + 32))
+        np.testing.assert_array_equal(out[region], data[2][region])

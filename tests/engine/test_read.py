@@ -493,12 +493,13 @@ def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
     monkeypatch.setattr(
         scheduler, "run_decode", lambda fn, *a: (tasks.append(fn), real_run_decode(fn, *a))[1]
     )
-    real = reader.ArrayReader._decode
-    monkeypatch.setattr(
-        reader.ArrayReader,
-        "_decode",
-        lambda self, *a, **k: (threads.append(threading.current_thread()), real(self, *a, **k))[1],
-    )
+    real = reader.ArrayReader.run_task
+
+    def run_task(self, task):  # the thread of each chunk (the lean loop calls no _decode)
+        threads.extend([threading.current_thread()] * len(task.coords))
+        return real(self, task)
+
+    monkeypatch.setattr(reader.ArrayReader, "run_task", run_task)
     monkeypatch.setattr(reader, "_INLINE_BYTES", 64 * 64 * 2 * 4)  # four chunks
     monkeypatch.setattr(scheduler, "decode_parallelism", lambda nbytes: 2)  # two tasks a read
     data = _volume((2, 256, 256))

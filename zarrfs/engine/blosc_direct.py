@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import ctypes
 import logging
+from collections.abc import Callable
 
 import numcodecs.blosc
 import numpy as np
+
+from .frame_headers import BLOSC_HEADER as _HEADER
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,32 @@ def decompress_into(data, dest: np.ndarray) -> None:
                 raise RuntimeError(f"error during blosc decompression: {done}")
             return
     numcodecs.blosc.decompress(data, dest)  # (numcodecs checks the destination itself)
+
+
+def decoder_into(dest: np.ndarray, checked: Callable[[object], None]) -> Callable | None:
+    """A function decoding one Blosc1 chunk into ``dest`` (writable, C-contiguous), for a
+    task's many chunks: the destination's address found once, the header checked inline
+    (the stored length and the decoded size it states both exactly as expected, as
+    :func:`frame_headers.blosc_nbytes` checks them), no Python call between it and c-blosc.
+    Anything else (a body that is not bytes, a header that says otherwise, c-blosc refusing)
+    goes to ``checked``, which decodes it the careful way or raises the named error. None
+    where c-blosc cannot be called so."""
+    if _decompress_ctx is None:
+        return None
+    try:
+        at = _address(_char_at(dest))
+    except (TypeError, ValueError, BufferError):
+        return None
+    nbytes, ctx, header = dest.nbytes, _decompress_ctx, _HEADER.unpack_from
+
+    def decode(data, _keep=dest) -> None:  # (``_keep``: ``at`` is dest's memory)
+        if type(data) is bytes and len(data) >= 16:
+            stated, stored = header(data)
+            if stated == nbytes and stored == len(data) and ctx(data, at, nbytes, 1) == nbytes:
+                return
+        checked(data)
+
+    return decode
 
 
 def _source(data):

@@ -111,9 +111,10 @@ class Entry:
     second read waits (most chunks never have a waiter). ``reread``: the chunk was read before
     and not kept (a read admitting chunks on their second read keeps this one)."""
 
-    __slots__ = ("event", "nbytes", "reread", "result", "until")
+    __slots__ = ("event", "key", "nbytes", "reread", "result", "until")
 
-    def __init__(self, reread: bool = False) -> None:
+    def __init__(self, key: Hashable = None, reread: bool = False) -> None:
+        self.key = key
         self.result: ChunkResult | None = None
         self.event: threading.Event | None = None
         self.nbytes = 0
@@ -160,7 +161,7 @@ class ChunkTable:
                 if entry is not None and entry.until and entry.until <= time.monotonic():
                     entry = None  # remembered long enough: fetched again
                 if entry is None:
-                    entry = items[key] = Entry(hash(key) in self._seen)
+                    entry = items[key] = Entry(key, hash(key) in self._seen)
                     owned.append((i, entry))
                 elif entry.until:
                     waited.append((i, entry))
@@ -204,27 +205,30 @@ class ChunkTable:
             if entry.event is not None:
                 entry.event.set()
 
-    def drop_settled(self, settled: list[tuple[Hashable, Entry, bool]]) -> None:
-        """Settle, under one lock, owned chunks that were read and not kept, ``(key, entry,
-        loaded)`` each, where no read waited at the time (their data is gone since: a task's
-        buffer holds the next chunk). A read that came to wait for one meanwhile gets it
-        abandoned, and reads it itself; a missing chunk is missing for it too."""
+    def drop_settled(self, loaded: list[Entry], missing: list[Entry] | None = None) -> None:
+        """Settle, under one lock, owned chunks that were read and not kept (``loaded``, or
+        ``missing``: not stored) where no read waited at the time (their data is gone since:
+        a task's buffer holds the next chunk). A read that came to wait for a loaded one
+        meanwhile gets it abandoned, and reads it itself; a missing chunk is missing for it
+        too."""
         items, remember = self._items, self.capacity > 0
         woken = []
         with self._lock:
             seen = self._seen
-            for key, entry, was_loaded in settled:
-                if entry.result is not None:  # settled already
-                    continue
-                entry.result = ABANDONED if was_loaded else MISSING
-                if items.get(key) is entry:
-                    del items[key]
-                if was_loaded and remember:
-                    h = hash(key)
-                    seen[h] = None
-                    seen.move_to_end(h)
-                if entry.event is not None:
-                    woken.append(entry.event)
+            for entries, result in ((loaded, ABANDONED), (missing or [], MISSING)):
+                for entry in entries:
+                    if entry.result is not None:  # settled already
+                        continue
+                    entry.result = result
+                    key = entry.key
+                    if items.get(key) is entry:
+                        del items[key]
+                    if remember and result is ABANDONED:
+                        h = hash(key)
+                        seen[h] = None
+                        seen.move_to_end(h)
+                    if entry.event is not None:
+                        woken.append(entry.event)
             while len(seen) > _SEEN_KEYS:
                 seen.popitem(last=False)
         for event in woken:

@@ -201,6 +201,18 @@ class CodecChain:
                     raise
                 raise named from exc
 
+    def decoder_into(self, buf: np.ndarray) -> Callable[[Any], None]:
+        """:meth:`decode_bytes_into` bound to ``buf``, for many chunks in a row: the
+        compressor's own function where it has one (its checks inline, no Python call per
+        chunk between the caller and the C decoder); it raises as decode_bytes_into does."""
+        checked = functools.partial(self.decode_bytes_into, buf=buf)
+        if len(self.bytes_bytes) == 1:
+            make = getattr(self.bytes_bytes[0], "decoder_into", None)
+            fast = make(buf, checked) if make is not None else None
+            if fast is not None:
+                return fast
+        return checked
+
     def decode_into(self, data: Any, spec: ChunkSpec, buf: np.ndarray) -> np.ndarray:
         """Like :meth:`decode`, with the decoded bytes written into ``buf`` (flat uint8 of the
         chunk's size); the result is a view of ``buf``."""

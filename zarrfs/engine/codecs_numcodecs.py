@@ -285,6 +285,8 @@ class _CheckedBlosc(_SizedMixin):
     decoded_size = staticmethod(blosc_nbytes)
     #: c-blosc itself, without numcodecs' Python around it (the header was checked first)
     _decompress = staticmethod(blosc_direct.decompress_into)
+    #: decode_into bound to one buffer, for a task's many chunks (``CodecChain.decoder_into``)
+    decoder_into = staticmethod(blosc_direct.decoder_into)
 
     def decode(self, data, spec: BytesSpec):
         bounded.check_stated("blosc", blosc_nbytes(data), spec.max_nbytes)

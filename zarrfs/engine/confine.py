@@ -134,6 +134,42 @@ def open_below(root: Root, key: str) -> int:
     return fd
 
 
+class NotWhole(Exception):  # noqa: N818 - never leaves the engine: the caller reads again
+    """A file read in one ``pread`` filled it: it may hold more (read it the careful way)."""
+
+
+def whole_file_reader(root: Root | None, expect: int) -> Callable[[bytes], bytes] | None:
+    """:func:`read_local`'s common case for a task's many files, each opened, read in one
+    ``pread`` and closed with no Python call between those system calls: ``read(path)``,
+    ``path`` the file's bytes (below ``root`` through ``openat2`` when given, as
+    :func:`open_below`; else as they are). Anything else raises (FileNotFoundError where the
+    file does not exist, :class:`NotWhole` where it may be longer than ``expect``, OSError),
+    and the caller reads that file the careful way, which says why. None where ``openat2``
+    is missing or ``expect`` is not a size read in one call."""
+    if not 0 < expect <= _ONE_CALL:
+        return None
+    if root is not None:
+        openat2 = _openat2()
+        if openat2 is None:
+            return None
+        open_fd: Callable[[bytes], int] = functools.partial(openat2, root.fd())
+    else:
+        open_fd = functools.partial(os.open, flags=_OPEN_FLAGS)
+    pread, close = os.pread, os.close
+
+    def read(path: bytes) -> bytes:
+        fd = open_fd(path)
+        try:
+            data = pread(fd, expect, 0)
+        finally:
+            close(fd)
+        if len(data) < expect:
+            return data
+        raise NotWhole
+
+    return read
+
+
 def check_listed(path: str, root: Root) -> None:
     """Raise OutsideRoot unless the directory ``path`` resolves under ``root``."""
     if not is_below(os.path.realpath(path), root.path):

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from .codecs import CodecChain
+from .confine import bad_key_reason
 from .errors import ZarrfsError
 from .metadata import ArrayMetadata
 from .planner import ChunkRequest, DimSelection, ShardRequest, plan
@@ -72,6 +73,13 @@ class ChunkSource:
     def chunk_key(self, coords: tuple[int, ...]) -> str:
         """The store key holding this read chunk."""
         return self.prefix + self.encode_key(coords)
+
+    def key_template(self) -> str | None:
+        """Every read chunk's key as a ``%``-template of its coords (``template % coords``,
+        C-level formatting, no Python call per chunk), checked once to stay inside the store
+        (coordinates are digits: they cannot add a ``..``); None where a chunk's key is not
+        its own object's (shards), or the array's path could not name one."""
+        return None
 
     def context_error(self, exc: ZarrfsError, key: str, message: str | None = None) -> ZarrfsError:
         """A new error of ``exc``'s kind (its own fields kept), with this node's context,
@@ -128,6 +136,13 @@ class PlainChunks(ChunkSource):
         #: a stored chunk's likely size at most: its decoded size and a compressor's header
         #: (a local file that size is read in one call)
         self.expect = math.prod(self.chunk_shape) * meta.data_type.dtype.itemsize + 64
+
+    def key_template(self) -> str | None:
+        ndim = len(self.chunk_shape)
+        template = self.prefix.replace("%", "%%") + self.meta.chunk_key_encoding.template(ndim)
+        if bad_key_reason(template % ((0,) * ndim)) is not None:
+            return None
+        return template
 
     def arrivals(self, coords_list, stop=None):
         coords_list = list(coords_list)

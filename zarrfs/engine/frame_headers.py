@@ -8,7 +8,7 @@ import struct
 
 from .errors import ChunkDecodeError
 
-_BLOSC_HEADER = struct.Struct("<4xI4xI")  # Blosc1: decoded size at bytes 4-8, stored at 12-16
+BLOSC_HEADER = struct.Struct("<4xI4xI")  # Blosc1: decoded size at bytes 4-8, stored at 12-16
 
 
 def blosc_nbytes(data) -> int:
@@ -20,7 +20,7 @@ def blosc_nbytes(data) -> int:
         raise ChunkDecodeError(
             f"blosc chunk of {size} bytes is shorter than its header", codec="blosc"
         )
-    nbytes, cbytes = _BLOSC_HEADER.unpack_from(data)
+    nbytes, cbytes = BLOSC_HEADER.unpack_from(data)
     if cbytes != size:
         raise ChunkDecodeError(
             f"blosc chunk holds {size} bytes, its header says {cbytes}: truncated or corrupt",

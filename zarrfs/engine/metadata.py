@@ -49,6 +49,14 @@ class ChunkKeyEncoding:
             return self.separator.join(["c", *parts])
         return self.separator.join(parts) if parts else "0"
 
+    def template(self, ndim: int) -> str:
+        """The key of every chunk of ``ndim`` dimensions as a ``%``-template of its coords
+        (``template % coords == key(coords)``): a read's keys made by C-level formatting."""
+        parts = ["%d"] * ndim
+        if self.name == "default":
+            return self.separator.join(["c", *parts])
+        return self.separator.join(parts) if parts else "0"
+
 
 @dataclass(frozen=True, eq=False)
 class ArrayMetadata:

@@ -32,6 +32,7 @@ import functools
 import hashlib
 import logging
 import math
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -268,28 +269,29 @@ class ArrayReader:
 
     def run_task(self, task: DecodeTask) -> None:
         """A task's chunks fetched (from a sync store: each just before it is decoded),
-        decoded, placed and settled, one after the other. An exception settles the task's
-        chunks still open as failed, and goes to the read. (The per-chunk loop: every call
-        here costs each chunk of every read.)"""
+        decoded, placed and settled, one after the other: by :meth:`_run_lean` where it
+        applies, else chunk by chunk through :meth:`_one`. An exception settles the task's
+        chunks still open as failed, and goes to the read."""
         read = task.read
-        dropped: list = []  # settled chunks no read waits for, to drop from the table at once
+        # settled chunks no read waits for (loaded, missing), dropped from the table at once
+        dropped: tuple[list[Entry], list[Entry]] = ([], [])
         try:
-            cancelled = read.token.is_set
-            if cancelled():
+            if read.token.is_set():
                 return
-            fetched = task.fetched
-            if fetched is None:
-                fetched = self.source.each(task.coords)
-            t0, decoded, missing = time.perf_counter(), 0, 0
-            decode, place, settle = self._decode, self._place, self._settle
-            for chunk in fetched:
-                if cancelled():
-                    break
-                done = decode(read, chunk, task)
-                status = place(read, done.coords, done.result, done.in_place)
-                settle(read, done, dropped)
-                decoded += status == "loaded"
-                missing += status == "missing"
+            t0 = time.perf_counter()
+            lean = self._lean(task)
+            if lean is not None:
+                decoded, missing = self._run_lean(task, *lean, dropped)
+            else:
+                decoded = missing = 0
+                cancelled, one = read.token.is_set, self._one
+                fetched = task.fetched
+                for chunk in self.source.each(task.coords) if fetched is None else fetched:
+                    if cancelled():
+                        break
+                    status = one(read, chunk, task, dropped)
+                    decoded += status == "loaded"
+                    missing += status == "missing"
             stats.add(
                 decode_seconds=time.perf_counter() - t0,
                 chunks_decoded=decoded,
@@ -301,22 +303,115 @@ class ArrayReader:
                 self._settle(read, Decoded(coords, failed(exc)))
             raise
         finally:
-            if dropped:
-                cache.chunks.drop_settled(dropped)
+            if dropped[0] or dropped[1]:
+                cache.chunks.drop_settled(*dropped)
 
-    def _settle(self, read: Read, done: Decoded, dropped: list | None = None) -> None:
+    def _one(self, read: Read, chunk: Fetched, task: DecodeTask, dropped) -> str:
+        """One fetched chunk decoded, placed and settled; its status."""
+        done = self._decode(read, chunk, task)
+        status = self._place(read, done.coords, done.result, done.in_place)
+        self._settle(read, done, dropped)
+        return status
+
+    @functools.cached_property
+    def _key_template(self) -> str | None:
+        """The chunks' keys as a template (:meth:`fetch.ChunkSource.key_template`) where the
+        lean loop may read them: their own objects, decoded by a direct chain into bytes of
+        the chunk's dtype."""
+        if not self.chain.direct or self._decoded_dtype is None:
+            return None
+        return self.source.key_template()
+
+    def _lean(self, task: DecodeTask) -> tuple[bytes, Callable[[bytes], bytes]] | None:
+        """What :meth:`_run_lean` needs for this task (its files' names as a template of
+        their coords, and the store's function reading one), or None where it does not
+        apply: chunks that arrived from an async store, a read that reports each chunk."""
+        template = self._key_template
+        if template is None or task.fetched is not None or task.read.on_chunk is not None:
+            return None
+        made = self.store.whole_reader(self.source.expect)
+        if made is None:
+            return None
+        base, read_file = made
+        return base + os.fsencode(template), read_file
+
+    def _run_lean(self, task: DecodeTask, template: bytes, read_file, dropped) -> tuple[int, int]:
+        """The per-chunk loop of the common case (a local store, chunks of their own decoded
+        by a direct chain, placed and not kept), with as little Python per chunk as can be,
+        for two threads to decode in parallel rather than queue for the GIL: the file named
+        by C-level formatting and read in three system calls, decoded by the chain's function
+        bound to the task's buffer (:meth:`CodecChain.decoder_into`), placed with one numpy
+        assignment, settled by the task's end in one lock (no Python call, no GC-tracked
+        object per chunk). Any other chunk (absent, kept, waited for by another read, read
+        straight into the output, failing) goes through :meth:`_one` with what was read, or
+        is read again the careful way (``Source.each``) where the file could not be: one
+        logic for every outcome. Returns the chunks loaded and missing."""
+        read = task.read
+        by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
+        keep = read.keep if read.caching else None
+        cancelled, one, done = read.token.is_set, self._one, dropped[0]
+        flat, chunk = task.buffer(self._chunk_nbytes, self._decoded_dtype, self.chunk_shape)
+        decode = self.chain.decoder_into(flat)
+        decoded = missing = requests = nbytes = 0
+        try:
+            for coords in task.coords:
+                if cancelled():
+                    break
+                try:
+                    raw = read_file(template % coords)
+                except FileNotFoundError:
+                    raw = None
+                except Exception:  # noqa: BLE001 - read again the careful way, which says why
+                    status = one(read, next(iter(self.source.each([coords]))), task, dropped)
+                    decoded += status == "loaded"
+                    missing += status == "missing"
+                    continue
+                requests += 1
+                targets = by_chunk[coords]
+                entry = owned.get(coords)
+                if (
+                    raw is None
+                    or entry is None
+                    or entry.event is not None
+                    or len(targets) != 1
+                    or direct.get(id(targets[0][1])) is not False
+                    or keep == "always"
+                    or (keep == "reused" and entry.reread)
+                    or (keep == "partial" and not targets[0][0].whole_chunk)
+                ):
+                    status = one(read, _tuple(Fetched, (coords, raw, None)), task, dropped)
+                    decoded += status == "loaded"
+                    missing += status == "missing"
+                    nbytes += 0 if raw is None else len(raw)
+                    continue
+                nbytes += len(raw)
+                try:
+                    decode(raw)
+                except ChunkDecodeError:  # decoded again by _one: the error with its context
+                    one(read, _tuple(Fetched, (coords, raw, None)), task, dropped)
+                    continue
+                req, out = targets[0]
+                out[req.out_selection] = chunk[req.chunk_selection]
+                del owned[coords]
+                done.append(entry)
+                decoded += 1
+        finally:
+            stats.add(requests=requests, bytes_fetched=nbytes)
+        return decoded, missing
+
+    def _settle(self, read: Read, done: Decoded, dropped: tuple | None = None) -> None:
         """An owned chunk's result to the table (kept when ``done.keep``), once. A chunk
         loaded or missing that no read waits for and the table does not keep goes to
-        ``dropped`` when given (the task drops them all at its end, under one lock)."""
+        ``dropped`` when given (loaded, missing: the task drops them all at its end, under
+        one lock)."""
         entry = read.owned.pop(done.coords, None)
         if entry is None:
             return
-        key = (*self._identity, done.coords)
         if dropped is not None and entry.event is None and not done.keep:
             if done.result.error is None:
-                dropped.append((key, entry, done.result.status == "loaded"))
+                dropped[done.result.status != "loaded"].append(entry)
                 return
-        cache.chunks.settle(key, entry, done.result, keep=done.keep)
+        cache.chunks.settle(entry.key, entry, done.result, keep=done.keep)
 
     def _wait(self, read: Read, futures: list[concurrent.futures.Future]) -> None:
         """Wait for every task (each ends: fetches are bounded by the store's timeouts); the

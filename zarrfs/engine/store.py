@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -279,6 +280,23 @@ class Store:
             stats.add(requests=requests, bytes_fetched=nbytes)
         if unreachable and len(unreachable) == requests == len(keys):  # as stream()
             self._mark_down(unreachable[0])
+
+    def whole_reader(self, expect: int) -> tuple[bytes, Callable[[bytes], bytes]] | None:
+        """For a local store (read by the caller's thread): what goes before a key's bytes to
+        name its file, and a function reading a whole file so, in three system calls and no
+        Python between them (:func:`confine.whole_file_reader`, under the store's root when
+        confined). A key it fails on (absent, longer than ``expect``, refused) is read again
+        through :meth:`read_each`, which says why. None for other stores, or while this one
+        is down. The caller counts the requests (``stats``) and keeps keys inside the store."""
+        if self.objects is not None or not isinstance(self.fs, LocalFileSystem):
+            return None
+        if time.monotonic() < self._down_until:
+            return None
+        read = confine.whole_file_reader(self.confined_to, expect)
+        if read is None:
+            return None
+        base = "" if self.confined_to is not None or not self.root else self.root.rstrip("/") + "/"
+        return os.fsencode(base), read
 
     def _result(self, req: ByteRequest, raw) -> Body | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
