@@ -6,6 +6,8 @@ Stores are written by zarr-python; bytes a source returns are compared with the 
 
 from __future__ import annotations
 
+import logging
+
 import numcodecs
 import numpy as np
 import pytest
@@ -384,3 +386,76 @@ def test_the_lean_loop_reads_common_chunks_and_hands_every_other_to_the_careful_
     for i, j in zip(*np.nonzero(good), strict=True):
         region = (slice(32 * i, 32 * i + 32), slice(32 * j, 32 * j + 32))
         np.testing.assert_array_equal(out[region], data[2][region])
+
+
+def test_the_lean_loop_reads_shards_range_by_range_without_copies(zarr_writer, monkeypatch, caplog):
+    """A sharded plane from a local store: one range request per shard's coalesced inner
+    chunks, each read just before its chunks are decoded (the chunks of the first range are
+    placed before the second range is asked for), the chunks decoded where they lie in the
+    range; an inner chunk whose header states another length fails alone, naming its shard; a shard cut
+    short fails the inner chunks past its end, and only those. Values: zarr-python's."""
+    data = _data((256, 256))
+    data[64:80, 0:16] = 0  # an inner chunk of the fill value: not stored
+    w = zarr_writer(
+        data,
+        chunks=(16, 16),
+        shards=(128, 128),
+        fill_value=0,
+        compressors=zc.BloscCodec(cname="lz4"),
+    )
+    arr = zarrfs.open(str(w.root))["array"]
+    store = arr._reader.store
+    asked = _logged_requests(monkeypatch, store)
+    placed_before: list[int] = []  # ranges asked for before each chunk was handed over
+    real_spans, real_decode = ShardedChunks.spans, reader.ArrayReader._decode
+    decoded = []
+
+    def spans(self, coords_list):
+        for span in real_spans(self, coords_list):
+            assert not isinstance(span[1], bytes) or span[3] - span[2] < len(span[1])  # views
+            placed_before.append(len(asked))
+            yield span
+
+    monkeypatch.setattr(ShardedChunks, "spans", spans)
+    monkeypatch.setattr(
+        reader.ArrayReader,
+        "_decode",
+        lambda self, read, f, task: (decoded.append(f.coords), real_decode(self, read, f, task))[1],
+    )
+    engine.clear_caches()
+    np.testing.assert_array_equal(arr[...], data)
+    ranges = [r for r in asked if r.start is not None and r.end is not None and r.start >= 0]
+    assert len(ranges) == 4  # one range per shard, each its inner chunks coalesced
+    assert placed_before[0] < len(asked)  # the first chunks came before the last range's read
+    assert len(placed_before) == 256 and (4, 0) in decoded and len(decoded) <= 5
+    # a corrupt inner chunk, and a shard cut short
+    index = arr._reader.source.indexes(["array/c/0/0"])["array/c/0/0"]
+    offset, length = (int(v) for v in index[1, 1])
+    shard = w.root / "array" / "c" / "0" / "0"
+    raw = bytearray(shard.read_bytes())
+    raw[offset + 12 : offset + 16] = (length + 5).to_bytes(4, "little")  # a header that lies
+    shard.write_bytes(bytes(raw))
+    other = w.root / "array" / "c" / "1" / "1"
+    index11 = arr._reader.source.indexes(["array/c/1/1"])["array/c/1/1"]
+    # (the index is cached: cutting the shard leaves its last inner chunks past its end)
+    last = int(index11[7, 7][0])
+    other.write_bytes(other.read_bytes()[:last])
+    monkeypatch.undo()
+    out = np.zeros_like(data)
+    caplog.set_level(logging.WARNING, logger="zarrfs.engine.reader")
+    with pytest.raises(engine.ChunkDecodeError, match="array/c/(0/0|1/1)"):
+        arr.read(..., out=out)
+    bad = np.zeros((16, 16), bool)
+    bad[1, 1] = True
+    bad[8:, 8:] = index11[..., 0] >= last  # inner chunks of shard (1, 1) cut off
+    assert bad[15, 15] and not bad[8, 8]
+    failed = [
+        r.getMessage()
+        for r in caplog.records
+        if "failed" in r.getMessage() or "truncated" in r.getMessage()
+    ]
+    assert sum("'array/c/0/0'" in m for m in failed) == 1
+    assert sum("'array/c/1/1'" in m and "truncated" in m for m in failed) == bad[8:, 8:].sum()
+    for i, j in zip(*np.nonzero(~bad), strict=True):
+        region = (slice(16 * i, 16 * i + 16), slice(16 * j, 16 * j + 16))
+        np.testing.assert_array_equal(out[region], data[region])

@@ -45,6 +45,7 @@ _decompress_ctx = _load()
 
 _address = ctypes.addressof
 _char_at = ctypes.c_char.from_buffer  # refuses a read-only or non-contiguous buffer
+_cast = ctypes.cast
 
 
 def decompress_into(data, dest: np.ndarray) -> None:
@@ -63,14 +64,15 @@ def decompress_into(data, dest: np.ndarray) -> None:
     numcodecs.blosc.decompress(data, dest)  # (numcodecs checks the destination itself)
 
 
-def decoder_into(dest: np.ndarray, checked: Callable[[object], None]) -> Callable | None:
-    """A function decoding one Blosc1 chunk into ``dest`` (writable, C-contiguous), for a
-    task's many chunks: the destination's address found once, the header checked inline
-    (the stored length and the decoded size it states both exactly as expected, as
-    :func:`frame_headers.blosc_nbytes` checks them), no Python call between it and c-blosc.
-    Anything else (a body that is not bytes, a header that says otherwise, c-blosc refusing)
-    goes to ``checked``, which decodes it the careful way or raises the named error. None
-    where c-blosc cannot be called so."""
+def decoder_into(dest: np.ndarray, checked: Callable[[object, int, int], None]) -> Callable | None:
+    """A function ``decode(body, start, stop)`` decoding the Blosc1 chunk ``body[start:stop]``
+    into ``dest`` (writable, C-contiguous), for a task's many chunks: the destination's
+    address found once, the header checked inline (the stored length and the decoded size it
+    states both exactly as expected, as :func:`frame_headers.blosc_nbytes` checks them), the
+    chunk read where it lies in ``body`` (a shard's range: its address found once per body),
+    no Python call between it and c-blosc. Anything else (a body that is not bytes, a header
+    that says otherwise, c-blosc refusing) goes to ``checked``, which decodes it the careful
+    way or raises the named error. None where c-blosc cannot be called so."""
     if _decompress_ctx is None:
         return None
     try:
@@ -78,13 +80,21 @@ def decoder_into(dest: np.ndarray, checked: Callable[[object], None]) -> Callabl
     except (TypeError, ValueError, BufferError):
         return None
     nbytes, ctx, header = dest.nbytes, _decompress_ctx, _HEADER.unpack_from
+    last: list = [None, 0]  # the last body read at an offset, and its address
 
-    def decode(data, _keep=dest) -> None:  # (``_keep``: ``at`` is dest's memory)
-        if type(data) is bytes and len(data) >= 16:
-            stated, stored = header(data)
-            if stated == nbytes and stored == len(data) and ctx(data, at, nbytes, 1) == nbytes:
-                return
-        checked(data)
+    def decode(data, start: int, stop: int, _keep=dest) -> None:  # (``at`` is dest's memory)
+        if type(data) is bytes and stop - start >= 16:
+            stated, stored = header(data, start)
+            if stated == nbytes and stored == stop - start:
+                if start == 0:
+                    src = data
+                else:
+                    if last[0] is not data:
+                        last[:] = data, _cast(data, ctypes.c_void_p).value
+                    src = last[1] + start
+                if ctx(src, at, nbytes, 1) == nbytes:
+                    return
+        checked(data, start, stop)
 
     return decode
 

@@ -201,11 +201,17 @@ class CodecChain:
                     raise
                 raise named from exc
 
-    def decoder_into(self, buf: np.ndarray) -> Callable[[Any], None]:
-        """:meth:`decode_bytes_into` bound to ``buf``, for many chunks in a row: the
-        compressor's own function where it has one (its checks inline, no Python call per
-        chunk between the caller and the C decoder); it raises as decode_bytes_into does."""
-        checked = functools.partial(self.decode_bytes_into, buf=buf)
+    def decoder_into(self, buf: np.ndarray) -> Callable[[Any, int, int], None]:
+        """:meth:`decode_bytes_into` bound to ``buf``, for many chunks in a row: ``decode(body,
+        start, stop)`` decodes ``body[start:stop]``. The compressor's own function where it has
+        one (its checks inline, no Python call per chunk between the caller and the C
+        decoder, no copy of the chunk's bytes); it raises as decode_bytes_into does."""
+
+        def checked(data: Any, start: int, stop: int) -> None:
+            if start or stop != len(data):
+                data = memoryview(data)[start:stop]
+            self.decode_bytes_into(data, buf)
+
         if len(self.bytes_bytes) == 1:
             make = getattr(self.bytes_bytes[0], "decoder_into", None)
             fast = make(buf, checked) if make is not None else None

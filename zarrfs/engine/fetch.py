@@ -17,9 +17,11 @@ once with the node's context.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
+from . import stats
 from .codecs import CodecChain
 from .confine import bad_key_reason
 from .errors import ZarrfsError
@@ -47,6 +49,22 @@ def fetched(coords: tuple[int, ...], answer) -> Fetched:
     if isinstance(answer, ZarrfsError):
         return Fetched(coords, error=answer)
     return Fetched(coords, answer)
+
+
+#: a chunk's stored bytes as a sync store gave them: ``(coords, body, start, stop)``, the chunk
+#: being ``body[start:stop]`` (a whole file, or its place in a range read for several); or
+#: ``body`` None (not stored) or the chunk's error
+Span = tuple[tuple[int, ...], "bytes | memoryview | ZarrfsError | None", int, int]
+
+
+def span_fetched(coords: tuple[int, ...], body, start: int, stop: int) -> Fetched:
+    """A :data:`Span` as the :class:`Fetched` the reader's careful path takes (a chunk cut out
+    of a longer body is copied: a decoded chunk must not keep the range alive)."""
+    if isinstance(body, ZarrfsError):
+        return Fetched(coords, error=body)
+    if body is not None and (start or stop != len(body)):
+        body = bytes(memoryview(body)[start:stop])
+    return Fetched(coords, body)
 
 
 #: a planned piece of work: one chunk's request, or a whole shard's (planned from its index)
@@ -125,6 +143,14 @@ class ChunkSource:
         takes them (a read's task decodes each before it asks for the next)."""
         return iter(self.fetch(coords_list))
 
+    def spans(self, coords_list) -> Iterator[Span]:
+        """Every chunk's stored bytes from a sync store as a :data:`Span`, as the caller takes
+        them, for a loop that decodes each at once into memory of its own (never keeping
+        ``body``): no copy, no record per chunk."""
+        for f in self.each(coords_list):
+            body = f.error if f.error is not None else f.data
+            yield f.coords, body, 0, len(body) if isinstance(body, bytes | memoryview) else 0
+
 
 class PlainChunks(ChunkSource):
     """Chunks that are stored objects of their own: one request per chunk, all at once."""
@@ -165,6 +191,35 @@ class PlainChunks(ChunkSource):
                 yield _tuple(Fetched, (coords, answer, None))  # given: no Python call)
             else:
                 yield Fetched(coords, error=self.context_error(answer, key))
+
+    def spans(self, coords_list) -> Iterator[Span]:
+        """Each file of a local store read by the store's function (:meth:`Store.whole_reader`)
+        under a name made by C-level formatting (:meth:`key_template`); a file it fails on
+        is read again the careful way (:meth:`each`), which says why. Other stores: each."""
+        template = self.key_template()
+        made = None if template is None else self.store.whole_reader(self.expect)
+        if made is None:
+            yield from super().spans(coords_list)
+            return
+        base, read_file = made
+        names, requests, nbytes = base + os.fsencode(template), 0, 0
+        try:
+            for coords in coords_list:
+                try:
+                    body = read_file(names % coords)
+                except FileNotFoundError:
+                    body = None
+                except Exception:  # noqa: BLE001 - read again the careful way, which says why
+                    yield from super().spans([coords])
+                    continue
+                requests += 1
+                if body is None:
+                    yield coords, None, 0, 0
+                else:
+                    nbytes += len(body)
+                    yield coords, body, 0, len(body)
+        finally:  # counted once, not per chunk (a lock each)
+            stats.add(requests=requests, bytes_fetched=nbytes)
 
     def fetch(self, coords_list) -> list[Fetched]:
         out: list = [None] * len(coords_list)

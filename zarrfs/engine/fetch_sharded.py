@@ -124,11 +124,7 @@ class ShardedChunks(ChunkSource):
             return
         if ready:
             yield [fetched(c, answer) for c, answer in ready.items()]
-        requests = [r for _, r in wanted]
-        merged, mapping = coalesce(requests)
-        parts: dict[int, list[int]] = defaultdict(list)  # merged request -> its requests
-        for i, (j, _) in enumerate(mapping):
-            parts[j].append(i)
+        merged, parts = self._ranges(wanted)
         shards, first_shard = list(whole.items()), len(merged)
         merged.extend(ByteRequest(key) for key, _ in shards)
         for arrived in self.store.stream(merged, stop):
@@ -138,10 +134,38 @@ class ShardedChunks(ChunkSource):
                     key, coords = shards[j - first_shard]
                     out.extend(self._shard_chunks(key, coords, answer))
                     continue
-                for i in parts[j]:
-                    (c, r), (_, offset) = wanted[i], mapping[i]
+                for c, r, offset in parts[j]:
                     out.append(fetched(c, self._cut(c, r, answer, offset)))
             yield out
+
+    def spans(self, coords_list):
+        """Every chunk's :data:`~fetch.Span` from a sync store, range by range: each coalesced
+        range read just before its chunks are decoded (while its bytes are in the CPU's
+        cache), each chunk its place in the range (no copy); a chunk not stored, or whose
+        index or range failed, its None or error."""
+        ready, wanted, _ = self._sources(coords_list)  # (a sync store reads no shard whole)
+        for c, answer in ready.items():
+            yield c, answer, 0, 0
+        merged, parts = self._ranges(wanted)
+        for request, chunks in zip(merged, parts, strict=True):
+            answer = next(iter(self.store.stream([request])))[0][1]
+            for c, r, offset in chunks:
+                stop = offset + r.end - r.start
+                if type(answer) is bytes and stop <= len(answer):
+                    yield c, answer, offset, stop
+                else:
+                    cut = self._cut(c, r, answer, offset)
+                    yield c, cut, 0, len(cut) if not isinstance(cut, ZarrfsError) else 0
+
+    @staticmethod
+    def _ranges(wanted: list) -> tuple[list[ByteRequest], list[list]]:
+        """The chunks' range requests coalesced, and for each merged request its chunks
+        ``(coords, request, offset in the merged answer)``."""
+        merged, mapping = coalesce([r for _, r in wanted])
+        parts: list[list] = [[] for _ in merged]
+        for (c, r), (j, offset) in zip(wanted, mapping, strict=True):
+            parts[j].append((c, r, offset))
+        return merged, parts
 
     def _cut(self, coords, req: ByteRequest, answer, offset: int):
         """One inner chunk's bytes out of the answer to its (merged) range request."""

@@ -32,7 +32,6 @@ import functools
 import hashlib
 import logging
 import math
-import os
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -45,7 +44,7 @@ from . import cache, scheduler, stats
 from .cache import ABANDONED, MISSING, ChunkResult, Entry, failed, loaded
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
-from .fetch import Fetched, Request
+from .fetch import Fetched, Request, span_fetched
 from .fetch_sharded import chunk_source
 from .metadata import ArrayMetadata, fill_array
 from .store import Store
@@ -279,9 +278,8 @@ class ArrayReader:
             if read.token.is_set():
                 return
             t0 = time.perf_counter()
-            lean = self._lean(task)
-            if lean is not None:
-                decoded, missing = self._run_lean(task, *lean, dropped)
+            if self._lean and task.fetched is None and read.on_chunk is None:
+                decoded, missing = self._run_lean(task, dropped)
             else:
                 decoded = missing = 0
                 cancelled, one = read.token.is_set, self._one
@@ -314,89 +312,59 @@ class ArrayReader:
         return status
 
     @functools.cached_property
-    def _key_template(self) -> str | None:
-        """The chunks' keys as a template (:meth:`fetch.ChunkSource.key_template`) where the
-        lean loop may read them: their own objects, decoded by a direct chain into bytes of
-        the chunk's dtype."""
-        if not self.chain.direct or self._decoded_dtype is None:
-            return None
-        return self.source.key_template()
+    def _lean(self) -> bool:
+        """Whether tasks reading a sync store take :meth:`_run_lean`: chunks decoded by a
+        direct chain into bytes of the chunk's dtype (never a view of the stored bytes)."""
+        return self.chain.direct and self._decoded_dtype is not None
 
-    def _lean(self, task: DecodeTask) -> tuple[bytes, Callable[[bytes], bytes]] | None:
-        """What :meth:`_run_lean` needs for this task (its files' names as a template of
-        their coords, and the store's function reading one), or None where it does not
-        apply: chunks that arrived from an async store, a read that reports each chunk."""
-        template = self._key_template
-        if template is None or task.fetched is not None or task.read.on_chunk is not None:
-            return None
-        made = self.store.whole_reader(self.source.expect)
-        if made is None:
-            return None
-        base, read_file = made
-        return base + os.fsencode(template), read_file
-
-    def _run_lean(self, task: DecodeTask, template: bytes, read_file, dropped) -> tuple[int, int]:
-        """The per-chunk loop of the common case (a local store, chunks of their own decoded
-        by a direct chain, placed and not kept), with as little Python per chunk as can be,
-        for two threads to decode in parallel rather than queue for the GIL: the file named
-        by C-level formatting and read in three system calls, decoded by the chain's function
-        bound to the task's buffer (:meth:`CodecChain.decoder_into`), placed with one numpy
-        assignment, settled by the task's end in one lock (no Python call, no GC-tracked
-        object per chunk). Any other chunk (absent, kept, waited for by another read, read
-        straight into the output, failing) goes through :meth:`_one` with what was read, or
-        is read again the careful way (``Source.each``) where the file could not be: one
-        logic for every outcome. Returns the chunks loaded and missing."""
+    def _run_lean(self, task: DecodeTask, dropped) -> tuple[int, int]:
+        """The per-chunk loop of the common case (a sync store, a direct chain, chunks placed
+        and not kept), with as little Python per chunk as can be, for two threads to decode
+        in parallel rather than queue for the GIL. The source gives each chunk's bytes as a
+        :data:`~fetch.Span` (a local file named by C-level formatting and read in three
+        system calls; an inner chunk's place in its shard's range, read range by range, no
+        copy); the chain's function bound to the task's buffer decodes it
+        (:meth:`CodecChain.decoder_into`); one numpy assignment places it; the task's end
+        settles it, under one lock (no Python call, no GC-tracked object per chunk). Any other
+        chunk (absent, failing, kept, waited for by another read, decoded straight into the
+        output) goes through :meth:`_one`: one logic for every other outcome. Returns the
+        chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
         keep = read.keep if read.caching else None
         cancelled, one, done = read.token.is_set, self._one, dropped[0]
         flat, chunk = task.buffer(self._chunk_nbytes, self._decoded_dtype, self.chunk_shape)
         decode = self.chain.decoder_into(flat)
-        decoded = missing = requests = nbytes = 0
-        try:
-            for coords in task.coords:
-                if cancelled():
-                    break
-                try:
-                    raw = read_file(template % coords)
-                except FileNotFoundError:
-                    raw = None
-                except Exception:  # noqa: BLE001 - read again the careful way, which says why
-                    status = one(read, next(iter(self.source.each([coords]))), task, dropped)
-                    decoded += status == "loaded"
-                    missing += status == "missing"
-                    continue
-                requests += 1
-                targets = by_chunk[coords]
-                entry = owned.get(coords)
-                if (
-                    raw is None
-                    or entry is None
-                    or entry.event is not None
-                    or len(targets) != 1
-                    or direct.get(id(targets[0][1])) is not False
-                    or keep == "always"
-                    or (keep == "reused" and entry.reread)
-                    or (keep == "partial" and not targets[0][0].whole_chunk)
-                ):
-                    status = one(read, _tuple(Fetched, (coords, raw, None)), task, dropped)
-                    decoded += status == "loaded"
-                    missing += status == "missing"
-                    nbytes += 0 if raw is None else len(raw)
-                    continue
-                nbytes += len(raw)
-                try:
-                    decode(raw)
-                except ChunkDecodeError:  # decoded again by _one: the error with its context
-                    one(read, _tuple(Fetched, (coords, raw, None)), task, dropped)
-                    continue
-                req, out = targets[0]
-                out[req.out_selection] = chunk[req.chunk_selection]
-                del owned[coords]
-                done.append(entry)
-                decoded += 1
-        finally:
-            stats.add(requests=requests, bytes_fetched=nbytes)
+        decoded = missing = 0
+        for coords, body, start, stop in self.source.spans(task.coords):
+            if cancelled():
+                break
+            targets = by_chunk[coords]
+            entry = owned.get(coords)
+            if (
+                type(body) is not bytes
+                or entry is None
+                or entry.event is not None
+                or len(targets) != 1
+                or direct.get(id(targets[0][1])) is not False
+                or keep == "always"
+                or (keep == "reused" and entry.reread)
+                or (keep == "partial" and not targets[0][0].whole_chunk)
+            ):
+                status = one(read, span_fetched(coords, body, start, stop), task, dropped)
+                decoded += status == "loaded"
+                missing += status == "missing"
+                continue
+            try:
+                decode(body, start, stop)
+            except ChunkDecodeError:  # decoded again by _one: the error with its context
+                one(read, span_fetched(coords, body, start, stop), task, dropped)
+                continue
+            req, out = targets[0]
+            out[req.out_selection] = chunk[req.chunk_selection]
+            del owned[coords]
+            done.append(entry)
+            decoded += 1
         return decoded, missing
 
     def _settle(self, read: Read, done: Decoded, dropped: tuple | None = None) -> None:
