@@ -234,6 +234,37 @@ class ChunkTable:
         for event in woken:
             event.set()
 
+    def keep_settled(self, kept: list[tuple[Entry, ChunkResult]]) -> None:
+        """Settle, under one lock, owned chunks read into memory of their own for the table
+        to keep (``(entry, loaded result)``): kept where the budget allows, as :meth:`settle`
+        keeps one; either way each waiter gets the result (its memory is the chunk's own)."""
+        woken = []
+        for _, result in kept:
+            result.chunk.flags.writeable = False  # type: ignore[union-attr]
+        with self._lock:
+            items, seen = self._items, self._seen
+            for entry, result in kept:
+                if entry.result is not None:  # settled already
+                    continue
+                entry.result, key, n = result, entry.key, result.chunk.nbytes  # type: ignore[union-attr]
+                if items.get(key) is entry and self.would_keep(n):
+                    entry.nbytes = n
+                    seen.pop(hash(key), None)
+                    items.move_to_end(key)
+                    self.size += n
+                elif items.get(key) is entry:  # (as settle: read, not kept, remembered)
+                    del items[key]
+                    if self.capacity:
+                        seen[hash(key)] = None
+                        seen.move_to_end(hash(key))
+                if entry.event is not None:
+                    woken.append(entry.event)
+            while len(seen) > _SEEN_KEYS:
+                seen.popitem(last=False)
+            self._evict()
+        for event in woken:
+            event.set()
+
     def _remember(self, key: Hashable, entry: Entry, result: ChunkResult) -> ChunkResult:
         """Keep a stalled chunk's failure for :data:`STALL_MEMORY` seconds; the failure that
         its waiters, and the reads claiming it meanwhile, get."""

@@ -272,8 +272,9 @@ class ArrayReader:
         applies, else chunk by chunk through :meth:`_one`. An exception settles the task's
         chunks still open as failed, and goes to the read."""
         read = task.read
-        # settled chunks no read waits for (loaded, missing), dropped from the table at once
-        dropped: tuple[list[Entry], list[Entry]] = ([], [])
+        # settled chunks no read waited for: loaded and missing (dropped from the table), and
+        # loaded into memory of their own (kept), each list under one lock at the task's end
+        dropped: tuple[list[Entry], list[Entry], list] = ([], [], [])
         try:
             if read.token.is_set():
                 return
@@ -301,8 +302,10 @@ class ArrayReader:
                 self._settle(read, Decoded(coords, failed(exc)))
             raise
         finally:
+            if dropped[2]:
+                cache.chunks.keep_settled(dropped[2])
             if dropped[0] or dropped[1]:
-                cache.chunks.drop_settled(*dropped)
+                cache.chunks.drop_settled(dropped[0], dropped[1])
 
     def _one(self, read: Read, chunk: Fetched, task: DecodeTask, dropped) -> str:
         """One fetched chunk decoded, placed and settled; its status."""
@@ -318,21 +321,22 @@ class ArrayReader:
         return self.chain.direct and self._decoded_dtype is not None
 
     def _run_lean(self, task: DecodeTask, dropped) -> tuple[int, int]:
-        """The per-chunk loop of the common case (a sync store, a direct chain, chunks placed
-        and not kept), with as little Python per chunk as can be, for two threads to decode
-        in parallel rather than queue for the GIL. The source gives each chunk's bytes as a
+        """The per-chunk loop of the common case (a sync store, a direct chain, one target a
+        chunk), with as little Python per chunk as can be, for two threads to decode in
+        parallel rather than queue for the GIL. The source gives each chunk's bytes as a
         :data:`~fetch.Span` (a local file named by C-level formatting and read in three
         system calls; an inner chunk's place in its shard's range, read range by range, no
         copy); the chain's function bound to the task's buffer decodes it
-        (:meth:`CodecChain.decoder_into`); one numpy assignment places it; the task's end
-        settles it, under one lock (no Python call, no GC-tracked object per chunk). Any other
-        chunk (absent, failing, kept, waited for by another read, decoded straight into the
-        output) goes through :meth:`_one`: one logic for every other outcome. Returns the
-        chunks loaded and missing."""
+        (:meth:`CodecChain.decoder_into`); one numpy assignment places it; the table settles
+        it under one lock for many chunks (at the task's end; a chunk to keep, copied out of
+        the buffer, :data:`_KEEP_BATCH` at a time): no Python call, no GC-tracked object per
+        chunk not kept. Any other chunk (absent, failing, waited for by another read, decoded
+        straight into the output) goes through :meth:`_one`: one logic for every other
+        outcome. Returns the chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
         keep = read.keep if read.caching else None
-        cancelled, one, done = read.token.is_set, self._one, dropped[0]
+        cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
         flat, chunk = task.buffer(self._chunk_nbytes, self._decoded_dtype, self.chunk_shape)
         decode = self.chain.decoder_into(flat)
         decoded = missing = 0
@@ -347,9 +351,6 @@ class ArrayReader:
                 or entry.event is not None
                 or len(targets) != 1
                 or direct.get(id(targets[0][1])) is not False
-                or keep == "always"
-                or (keep == "reused" and entry.reread)
-                or (keep == "partial" and not targets[0][0].whole_chunk)
             ):
                 status = one(read, span_fetched(coords, body, start, stop), task, dropped)
                 decoded += status == "loaded"
@@ -363,8 +364,18 @@ class ArrayReader:
             req, out = targets[0]
             out[req.out_selection] = chunk[req.chunk_selection]
             del owned[coords]
-            done.append(entry)
             decoded += 1
+            if not (
+                keep == "always"
+                or (keep == "reused" and entry.reread)
+                or (keep == "partial" and not req.whole_chunk)
+            ):
+                done.append(entry)
+                continue
+            kept.append((entry, _tuple(ChunkResult, ("loaded", chunk.copy(), None))))
+            if len(kept) >= _KEEP_BATCH:  # (a read waiting for one waits no longer than this)
+                cache.chunks.keep_settled(kept)
+                kept.clear()
         return decoded, missing
 
     def _settle(self, read: Read, done: Decoded, dropped: tuple | None = None) -> None:
@@ -498,6 +509,10 @@ _tuple = tuple.__new__
 #: workers and waiting for them cost more than they save (a 256x256 window of nine 32 KiB
 #: chunks: 0.48 ms instead of 0.71; a window of four 512 KiB chunks is faster in the pool)
 _INLINE_BYTES = 1 << 20
+
+#: chunks the lean loop keeps before it hands them to the table (one lock for them all): a read
+#: that comes to wait for one meanwhile waits at most for this many more
+_KEEP_BATCH = 16
 
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task
