@@ -16,7 +16,7 @@ from fsspec.implementations.http import HTTPFileSystem
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine import reader, scheduler
+from zarrfs.engine import cache, reader, scheduler
 from zarrfs.engine.codec_registry import ChunkSpec
 from zarrfs.engine.fetch import PlainChunks
 from zarrfs.engine.fetch_sharded import ShardedChunks
@@ -459,3 +459,25 @@ def test_the_lean_loop_reads_shards_range_by_range_without_copies(zarr_writer, m
     for i, j in zip(*np.nonzero(~bad), strict=True):
         region = (slice(16 * i, 16 * i + 16), slice(16 * j, 16 * j + 16))
         np.testing.assert_array_equal(out[region], data[region])
+
+
+def test_the_lean_loop_keeps_the_chunks_of_reads_that_keep_them(zarr_writer):
+    """``read_flat`` (the mount's read, which keeps every chunk) through the lean loop: every
+    chunk goes to the table, read-only, with its own values (not the task's buffer, which
+    held the next chunk); the next read of them decodes nothing."""
+    engine.set_cache_size(64 << 20)
+    data = _data((96, 128))
+    w = zarr_writer(data, chunks=(8, 32), compressors=zc.BloscCodec(cname="zstd"))
+    arr = zarrfs.open(str(w.root))["array"]
+    before = engine.cache_info()
+    np.testing.assert_array_equal(arr.read_flat(0, data.size), data.reshape(-1))
+    after = engine.cache_info()
+    assert after["items"] - before["items"] == 48 and after["misses"] - before["misses"] == 48
+    for i in range(12):
+        for j in range(4):
+            kept = cache.chunks.get(arr._reader._cache_key((i, j)))
+            assert kept is not None and not kept.flags.writeable
+            np.testing.assert_array_equal(kept, data[8 * i : 8 * i + 8, 32 * j : 32 * j + 32])
+    np.testing.assert_array_equal(arr.read_flat(100, 9000), data.reshape(-1)[100:9000])
+    again = engine.cache_info()
+    assert again["misses"] == after["misses"] and again["hits"] > after["hits"]
