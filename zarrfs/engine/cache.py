@@ -242,25 +242,14 @@ class ChunkTable:
         for _, result in kept:
             result.chunk.flags.writeable = False  # type: ignore[union-attr]
         with self._lock:
-            items, seen = self._items, self._seen
             for entry, result in kept:
                 if entry.result is not None:  # settled already
                     continue
-                entry.result, key, n = result, entry.key, result.chunk.nbytes  # type: ignore[union-attr]
-                if items.get(key) is entry and self.would_keep(n):
-                    entry.nbytes = n
-                    seen.pop(hash(key), None)
-                    items.move_to_end(key)
-                    self.size += n
-                elif items.get(key) is entry:  # (as settle: read, not kept, remembered)
-                    del items[key]
-                    if self.capacity:
-                        seen[hash(key)] = None
-                        seen.move_to_end(hash(key))
+                if not self._admit(entry.key, entry, result):
+                    self._forget(entry.key, entry, seen=True)
+                    entry.result = result
                 if entry.event is not None:
                     woken.append(entry.event)
-            while len(seen) > _SEEN_KEYS:
-                seen.popitem(last=False)
             self._evict()
         for event in woken:
             event.set()
@@ -290,30 +279,40 @@ class ChunkTable:
 
     def _drop(self, key: Hashable, entry: Entry, seen: bool = False) -> None:
         """Forget a pending entry; ``seen``: remember its key (read, not kept)."""
-        items = self._items
         with self._lock:
-            if items.get(key) is entry:
-                del items[key]
-            if seen and self.capacity:
-                h, remembered = hash(key), self._seen
-                remembered[h] = None
-                remembered.move_to_end(h)
-                if len(remembered) > _SEEN_KEYS:
-                    remembered.popitem(last=False)
+            self._forget(key, entry, seen)
+
+    def _forget(self, key: Hashable, entry: Entry, seen: bool) -> None:
+        """:meth:`_drop` under the lock."""
+        items = self._items
+        if items.get(key) is entry:
+            del items[key]
+        if seen and self.capacity:
+            h, remembered = hash(key), self._seen
+            remembered[h] = None
+            remembered.move_to_end(h)
+            if len(remembered) > _SEEN_KEYS:
+                remembered.popitem(last=False)
 
     def _keep(self, key: Hashable, entry: Entry, result: ChunkResult) -> bool:
-        n = _nbytes(result.chunk)  # type: ignore[arg-type]
-        if not self.would_keep(n):
+        if not self.would_keep(_nbytes(result.chunk)):  # type: ignore[arg-type]
             return False
         result.chunk.flags.writeable = False  # type: ignore[union-attr]
         with self._lock:
-            if self._items.get(key) is not entry:  # the table was cleared meanwhile
-                return False
-            entry.nbytes, entry.result = n, result
-            self._seen.pop(hash(key), None)
-            self._items.move_to_end(key)
-            self.size += n
+            kept = self._admit(key, entry, result)
             self._evict()
+        return kept
+
+    def _admit(self, key: Hashable, entry: Entry, result: ChunkResult) -> bool:
+        """Keep a pending entry's loaded result where the budget allows (under the lock;
+        the caller evicts); False where not (too big, or the table was cleared meanwhile)."""
+        n = _nbytes(result.chunk)  # type: ignore[arg-type]
+        if self._items.get(key) is not entry or not self.would_keep(n):
+            return False
+        entry.nbytes, entry.result = n, result
+        self._seen.pop(hash(key), None)
+        self._items.move_to_end(key)
+        self.size += n
         return True
 
     def get(self, key: Hashable) -> np.ndarray | None:

@@ -44,10 +44,7 @@ class ChunkKeyEncoding:
     separator: str
 
     def key(self, chunk_coords: tuple[int, ...]) -> str:
-        parts = [str(i) for i in chunk_coords]
-        if self.name == "default":
-            return self.separator.join(["c", *parts])
-        return self.separator.join(parts) if parts else "0"
+        return self.template(len(chunk_coords)) % tuple(chunk_coords)
 
     def template(self, ndim: int) -> str:
         """The key of every chunk of ``ndim`` dimensions as a ``%``-template of its coords

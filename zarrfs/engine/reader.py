@@ -335,7 +335,7 @@ class ArrayReader:
         outcome. Returns the chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
-        keep = read.keep if read.caching else None
+        keeps = read.keeps if read.caching else None
         cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
         flat, chunk = task.buffer(self._chunk_nbytes, self._decoded_dtype, self.chunk_shape)
         decode = self.chain.decoder_into(flat)
@@ -363,15 +363,12 @@ class ArrayReader:
                 continue
             req, out = targets[0]
             out[req.out_selection] = chunk[req.chunk_selection]
-            del owned[coords]
             decoded += 1
-            if not (
-                keep == "always"
-                or (keep == "reused" and entry.reread)
-                or (keep == "partial" and not req.whole_chunk)
-            ):
+            if keeps is None or not keeps(coords):
+                del owned[coords]
                 done.append(entry)
                 continue
+            del owned[coords]
             kept.append((entry, _tuple(ChunkResult, ("loaded", chunk.copy(), None))))
             if len(kept) >= _KEEP_BATCH:  # (a read waiting for one waits no longer than this)
                 cache.chunks.keep_settled(kept)
