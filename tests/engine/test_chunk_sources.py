@@ -481,3 +481,24 @@ def test_the_lean_loop_keeps_the_chunks_of_reads_that_keep_them(zarr_writer):
     np.testing.assert_array_equal(arr.read_flat(100, 9000), data.reshape(-1)[100:9000])
     again = engine.cache_info()
     assert again["misses"] == after["misses"] and again["hits"] > after["hits"]
+
+
+@pytest.mark.parametrize("follow_symlinks", [False, True], ids=["confined", "follow_symlinks"])
+def test_the_lean_loop_names_files_under_a_root_holding_percent_signs(
+    zarr_writer, tmp_path, monkeypatch, follow_symlinks
+):
+    """A store whose directory (and array path) holds ``%`` and a space: the files' names
+    are formatted from a template, and a ``%`` of the path is not a conversion. Confined
+    (openat2 below the root) and not (the path as it is)."""
+    data = _data((64, 64))
+    root = tmp_path / "100% d%s store.zarr"
+    zarr_writer(data, path="a%d b", root=root, chunks=(16, 16))
+    arr = zarrfs.open(str(root), follow_symlinks=follow_symlinks)["a%d b"]
+    assert arr._reader.source.key_template() == "a%%d b/c/%d/%d"
+    store_type = type(arr._reader.store)
+    careful = []  # (a file the lean read fails on is read again so: it must not be needed)
+    real = store_type.read_each
+    monkeypatch.setattr(store_type, "read_each", lambda s, *a: (careful.append(a), real(s, *a))[1])
+    before = engine.stats()["requests"]
+    np.testing.assert_array_equal(arr[...], data)
+    assert engine.stats()["requests"] - before == 16 and not careful

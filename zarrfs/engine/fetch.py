@@ -202,7 +202,8 @@ class PlainChunks(ChunkSource):
             yield from super().spans(coords_list)
             return
         base, read_file = made
-        names, requests, nbytes = base + os.fsencode(template), 0, 0
+        names = base.replace(b"%", b"%%") + os.fsencode(template)  # (a root may hold a %)
+        requests = nbytes = 0
         try:
             for coords in coords_list:
                 try:
