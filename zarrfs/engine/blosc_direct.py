@@ -76,7 +76,7 @@ def decoder_into(dest: np.ndarray, checked: Callable[[object, int, int], None]) 
     if _decompress_ctx is None:
         return None
     try:
-        at = _address(_char_at(dest))
+        at = _address(_char_at(dest))  # type: ignore[arg-type]  # (an ndarray is a buffer)
     except (TypeError, ValueError, BufferError):
         return None
     nbytes, ctx, header = dest.nbytes, _decompress_ctx, _HEADER.unpack_from
@@ -90,7 +90,7 @@ def decoder_into(dest: np.ndarray, checked: Callable[[object, int, int], None]) 
                     src = data
                 else:
                     if last[0] is not data:
-                        last[:] = data, _cast(data, ctypes.c_void_p).value
+                        last[:] = data, _cast(data, ctypes.c_void_p).value  # type: ignore[arg-type]
                     src = last[1] + start
                 if ctx(src, at, nbytes, 1) == nbytes:
                     return

@@ -198,7 +198,7 @@ class PlainChunks(ChunkSource):
         is read again the careful way (:meth:`each`), which says why. Other stores: each."""
         template = self.key_template()
         made = None if template is None else self.store.whole_reader(self.expect)
-        if made is None:
+        if template is None or made is None:
             yield from super().spans(coords_list)
             return
         base, read_file = made

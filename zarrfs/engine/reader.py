@@ -33,6 +33,7 @@ import hashlib
 import logging
 import math
 import time
+import typing
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -337,7 +338,8 @@ class ArrayReader:
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
         keeps = read.keeps if read.caching else None
         cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
-        flat, chunk = task.buffer(self._chunk_nbytes, self._decoded_dtype, self.chunk_shape)
+        dtype = typing.cast(np.dtype, self._decoded_dtype)  # (not None: see _lean)
+        flat, chunk = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
         decode = self.chain.decoder_into(flat)
         decoded = missing = 0
         for coords, body, start, stop in self.source.spans(task.coords):
