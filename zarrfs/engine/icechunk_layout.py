@@ -263,7 +263,7 @@ class ChunkLayout:
             return known
         try:
             refs = self._read_manifest(manifest, node_id)
-        except (UnicodeDecodeError, struct.error, ValueError) as exc:
+        except (UnicodeDecodeError, struct.error) as exc:
             raise LayoutError(f"manifest {manifest}: {exc}") from exc
         with self._lock:
             self._refs[key] = refs
@@ -295,7 +295,7 @@ class ArrayRefs:
     The object ids are named all at once (base32 of the ids padded to 15 bytes, each name the
     first 20 characters of its 24: a 12-byte id's name, unpadded)."""
 
-    def __init__(self, grid, lines, offsets, lengths, ids, kinds, inline, what):
+    def __init__(self, grid, lines, offsets, lengths, ids, kinds, inline):
         self._grid = grid  # per dimension: the largest index + 1 (lines are row-major in it)
         self._lines = lines  # sorted linear indices; row i of the rest describes _lines[i]
         self._offsets, self._lengths, self._kinds = offsets, lengths, kinds
@@ -303,14 +303,13 @@ class ArrayRefs:
         padded[:, :12] = ids
         self._names = base64.b32encode(padded.tobytes()).translate(_CROCKFORD).decode()
         self._inline = inline  # row -> bytes, for inline chunks
-        self._what = what
 
     @classmethod
     def read(cls, array: _Table | None, what: str) -> ArrayRefs:
         vec = array.vector(1) if array is not None else None
         if vec is None or vec[1] == 0:
             empty = np.zeros(0, np.int64)
-            return cls((), empty, empty, empty, np.zeros((0, 12), np.uint8), empty, {}, what)
+            return cls((), empty, empty, empty, np.zeros((0, 12), np.uint8), empty, {})
         buf, (first, count) = array.buf, vec
         data = np.frombuffer(buf, np.uint8)
         slots = first + 4 * np.arange(count, dtype=np.int64)
@@ -338,7 +337,10 @@ class ArrayRefs:
         for d in range(ndim):
             coords[:, d] = _gather(data, index + 4 + 4 * d, "<u4")
         grid = tuple(int(n) + 1 for n in coords.max(axis=0)) if ndim else ()
-        lines = np.ravel_multi_index(coords.T, grid) if ndim else np.zeros(count, np.int64)
+        try:
+            lines = np.ravel_multi_index(coords.T, grid) if ndim else np.zeros(count, np.int64)
+        except ValueError as exc:  # a grid of more than 2**63 chunks
+            raise LayoutError(f"{what}: chunk indices up to {grid}") from exc
         order = np.argsort(lines, kind="stable")
         lines = lines[order]
         if count > 1 and (np.diff(lines) == 0).any():
@@ -354,7 +356,7 @@ class ArrayRefs:
         ids = data[_spans(data, ids_at[order], 12)]
         offsets = _gather(data, field(2)[order], "<u8", absent_zero=True)
         lengths = _gather(data, field(3)[order], "<u8", absent_zero=True)
-        return cls(grid, lines, offsets, lengths, ids, kinds[order], inline, what)
+        return cls(grid, lines, offsets, lengths, ids, kinds[order], inline)
 
     def get(self, index: tuple[int, ...], default=None):
         """A chunk's :class:`FileRange`, its bytes (inline), None (virtual), or ``default``
