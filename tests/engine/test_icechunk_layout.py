@@ -351,3 +351,20 @@ def test_a_cut_manifest_is_a_layout_error_never_a_guess(tmp_path, many_chunks, k
     manifest.write_bytes(data[:head] + cut)
     with pytest.raises(icechunk_layout.LayoutError):
         layout._refs_of(node.manifests[0][0], node.node_id)
+
+
+def test_zarr_v2_documents_are_absent_without_asking_icechunk(history, monkeypatch):
+    """A plain open asks for Zarr v2's documents too: a repository holds none (Icechunk says
+    "not found" to each), answered by the layout without a round trip into Icechunk."""
+    sid = history.branches["main"]
+    layout = _layout(history.path, sid)
+    for key in (".zgroup", ".zattrs", ".zmetadata", "g/.zgroup", "g/temp/.zarray"):
+        assert answer(layout, key, None, None) is None, key
+    _refuse_icechunk(monkeypatch)
+    calls = []
+    monkeypatch.setattr(
+        "zarrfs.engine.icechunk_store.fsspec.asyn.sync", lambda *a, **k: calls.append(a)
+    )
+    root = engine.open(str(history.path), snapshot=sid)
+    np.testing.assert_array_equal(root["g/temp"][...], history.values[sid]["g/temp"])
+    assert calls == []

@@ -184,6 +184,8 @@ class _Node:
 
 
 ABSENT = object()  # no chunk reference: the fill value
+#: Zarr v2's documents, never in a repository (a plain open asks for them)
+V2_DOCUMENTS = frozenset((".zarray", ".zgroup", ".zattrs", ".zmetadata"))
 ASK = object()  # a key for Icechunk to answer
 
 
@@ -442,6 +444,8 @@ def answer(layout: ChunkLayout, key: str, start: int | None, end: int | None):
             return None
         lo, hi = _range(len(doc), start, end)
         return doc[lo:hi]
+    if name in V2_DOCUMENTS:  # Icechunk holds Zarr v3 only: it answers "not found" to these
+        return None
     parsed = _chunk_key(key)
     if parsed is None or parsed[0].strip("/") not in layout.nodes():
         return ASK

@@ -41,7 +41,7 @@ _REPORT_MARK = re.compile(r"^\s*(?:x\s|[|`]-+>)\s*")
 _BATCHES = 8  # calls a large read is cut into, so that decoding starts early
 _BATCH_MIN = 4  # reads per call at least
 _POLL_SECONDS = 0.05  # how often a waiting read asks whether its reader gave up
-_V2_DOCUMENTS = frozenset((".zarray", ".zgroup", ".zattrs", ".zmetadata"))
+_V2_DOCUMENTS = icechunk_layout.V2_DOCUMENTS
 _DOCUMENTS = frozenset((_DOCUMENT, *_V2_DOCUMENTS))
 
 
