@@ -309,7 +309,7 @@ class ArrayRefs:
     @classmethod
     def read(cls, array: _Table | None, what: str) -> ArrayRefs:
         vec = array.vector(1) if array is not None else None
-        if vec is None or vec[1] == 0:
+        if array is None or vec is None or vec[1] == 0:
             empty = np.zeros(0, np.int64)
             return cls((), empty, empty, empty, np.zeros((0, 12), np.uint8), empty, {})
         buf, (first, count) = array.buf, vec
@@ -339,8 +339,10 @@ class ArrayRefs:
         for d in range(ndim):
             coords[:, d] = _gather(data, index + 4 + 4 * d, "<u4")
         grid = tuple(int(n) + 1 for n in coords.max(axis=0)) if ndim else ()
+        lines: np.ndarray = np.zeros(count, np.int64)
         try:
-            lines = np.ravel_multi_index(coords.T, grid) if ndim else np.zeros(count, np.int64)
+            if ndim:
+                lines = np.asarray(np.ravel_multi_index(tuple(coords.T), grid), np.int64)
         except ValueError as exc:  # a grid of more than 2**63 chunks
             raise LayoutError(f"{what}: chunk indices up to {grid}") from exc
         order = np.argsort(lines, kind="stable")
