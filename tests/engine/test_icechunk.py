@@ -255,3 +255,54 @@ def test_a_virtual_chunk_over_http_whose_file_changed_or_vanished_is_an_error(
     virtual.data_file.unlink()
     with pytest.raises(engine.StoreError, match="temperature/c/1/0.*not found"):
         arr[3]
+
+
+class _NoLookups:
+    """Icechunk's repository with its branch lookup refused (everything else passed on)."""
+
+    def __init__(self, repo):
+        self._repo = repo
+
+    def lookup_branch(self, name):
+        raise AssertionError(f"asked Icechunk for branch {name!r}")
+
+    def __getattr__(self, name):
+        return getattr(self._repo, name)
+
+
+def test_a_branch_tip_is_read_from_its_ref_file_every_open(tmp_path):
+    """A branch resolves from its ref file (no round trip into Icechunk), anew at every open:
+    a commit since opens at the new tip; a deleted branch (its ref file gone) and a ref file
+    not as spec 1 writes it are Icechunk's to answer."""
+    from tests.icechunk_repos import icechunk, zarr
+    from zarrfs.engine import icechunk_repo
+
+    path = tmp_path / "repo"
+    writer = icechunk.Repository.create(icechunk.local_filesystem_storage(str(path)))
+    session = writer.writable_session("main")
+    zarr.create_array(session.store, name="x", shape=(4,), chunks=(2,), dtype="int8")[:] = 1
+    first = session.commit("ones")
+    writer.create_branch("dev", first)
+    repo = icechunk_repo.opened(str(path), {})
+    kept = repo._repo
+    repo._repo = _NoLookups(kept)
+    try:
+        assert repo.resolve().snapshot_id == first
+        assert repo.branches() == {"dev": first, "main": first}
+        session = writer.writable_session("main")
+        zarr.open_array(session.store, path="x")[:] = 2
+        second = session.commit("twos")
+        root = engine.open(str(path))
+        assert engine.version_of(root)[1].snapshot_id == second
+        np.testing.assert_array_equal(root["x"][...], [2, 2, 2, 2])
+        np.testing.assert_array_equal(engine.open(str(path), branch="dev")["x"][...], [1] * 4)
+        writer.delete_branch("dev")
+        with pytest.raises(engine.StoreError, match="asked Icechunk for branch 'dev'"):
+            repo.resolve(branch="dev")
+    finally:
+        repo._repo = kept
+    with pytest.raises(engine.NodeNotFoundError, match="no branch 'dev'"):
+        engine.open(str(path), branch="dev")
+    (path / "refs" / "branch.main" / "ref.json").write_text('{"snapshot": 7}')
+    with pytest.raises(engine.ZarrfsError):  # Icechunk reads it, and says what is wrong
+        engine.open(str(path))

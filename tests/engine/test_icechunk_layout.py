@@ -232,16 +232,143 @@ def test_a_cut_snapshot_is_a_layout_error_never_a_guess(tmp_path, history, keep)
     offset read past its end is a LayoutError (Icechunk is asked instead)."""
     import shutil
 
-    import zstandard
-
     copy = tmp_path / "copy"
     shutil.copytree(history.path, copy)
     sid = history.branches["main"]
-    snapshot = copy / "snapshots" / sid
-    data = snapshot.read_bytes()
-    head = len(icechunk_layout.MAGIC) + 24 + 3
-    body = zstandard.ZstdDecompressor().stream_reader(data[head:]).read()
-    cut = zstandard.ZstdCompressor().compress(body[: int(len(body) * keep)])
-    snapshot.write_bytes(data[:head] + cut)
+    _cut(copy / "snapshots" / sid, keep)
     with pytest.raises(icechunk_layout.LayoutError):
         _layout(copy, sid).nodes()
+
+
+def _cut(file, keep: float) -> None:
+    """An Icechunk file's FlatBuffer cut to ``keep`` of its length, its header and its
+    compression intact."""
+    import zstandard
+
+    data = file.read_bytes()
+    head = len(icechunk_layout.MAGIC) + 24 + 3
+    body = zstandard.ZstdDecompressor().stream_reader(data[head:]).read()
+    file.write_bytes(
+        data[:head] + zstandard.ZstdCompressor().compress(body[: int(len(body) * keep)])
+    )
+
+
+@pytest.fixture(scope="module")
+def many_chunks(tmp_path_factory):
+    """A 3-d array of 4 x 15 x 20 chunks (1,200 references: native, inline and absent), then
+    a commit that rewrites some chunks, inlines others and leaves one plane alone; (the
+    repository, [(snapshot id, values)] oldest first)."""
+    path = tmp_path_factory.mktemp("many_chunks") / "repo"
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(path)))
+    rng = np.random.default_rng(28)
+    values = rng.integers(0, 1 << 30, (4, 150, 400), dtype="int32")  # 800-byte chunks: native
+    values[1, :50] = 7  # constant chunks compress to a few bytes: inline
+    values[3, 100:] = -5  # the fill value: never written (absent)
+    session = repo.writable_session("main")
+    arr = zarr.create_array(
+        session.store,
+        name="a/b",
+        shape=values.shape,
+        chunks=(1, 10, 20),
+        dtype="int32",
+        fill_value=-5,
+    )
+    arr[:3] = values[:3]
+    arr[3, :100] = values[3, :100]
+    versions = [(session.commit("first"), values.copy())]
+    session = repo.writable_session("main")
+    arr = zarr.open_array(session.store, path="a/b")
+    values[0, 20:70, 30:90] = rng.integers(0, 1 << 30, (50, 60), dtype="int32")
+    values[2, :10] = 3
+    arr[0, 20:70, 30:90] = values[0, 20:70, 30:90]
+    arr[2, :10] = values[2, :10]
+    versions.append((session.commit("second"), values.copy()))
+    return path, versions
+
+
+def test_many_references_answer_as_icechunk_does_at_each_version(many_chunks):
+    """Every key's answer (native files, inline bytes, absent) equals Icechunk's at each
+    version, and each version reads back what was written then (NumPy over the manifest's
+    vectors: the references' order in the file is not the index order)."""
+    path, versions = many_chunks
+    kinds = _every_key_answers_as_icechunk_does(path, [sid for sid, _ in versions])
+    assert kinds >= {"absent", "present", "bytes", "FileRange"}
+    for sid, values in versions:
+        layout = _layout(path, sid)
+        node = layout.nodes()["a/b"]
+        refs = layout._refs_of(node.manifests[0][0], node.node_id)
+        assert len(list(refs.values())) == 4 * 15 * 20 - 5 * 20  # one plane's half absent
+        assert refs.get((0, 15, 0), ASK) is ASK  # past the grid
+        assert refs.get((0, 0), ASK) is ASK  # another rank
+        arr = engine.open(str(path), snapshot=sid)["a/b"]
+        np.testing.assert_array_equal(arr[...], values)
+        np.testing.assert_array_equal(arr[2, 5:95, 17:333], values[2, 5:95, 17:333])
+    first, second = (engine.open(str(path), snapshot=sid)["a/b"] for sid, _ in versions)
+    assert not np.array_equal(first[0], second[0])
+
+
+def test_a_remembered_chunk_read_still_checks_its_file(tmp_path, many_chunks):
+    """A chunk read before is read again by one lookup of what it was: a chunk file that
+    vanished or was cut since is still an error, never the fill value or short bytes."""
+    import shutil
+
+    path, versions = many_chunks
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    sid, values = versions[-1]
+    arr = engine.open(str(copy), snapshot=sid)["a/b"]
+    np.testing.assert_array_equal(arr[2], values[2])
+    np.testing.assert_array_equal(arr[2], values[2])  # now through the remembered reads
+    layout = arr._hierarchy.store.layout
+    asked = layout.chunk_read("a/b/c/2/5/7")
+    assert asked is not None and asked.key.startswith("chunks/") and asked.start == 0
+    file = copy / asked.key
+    file.write_bytes(file.read_bytes()[:-1])
+    engine.clear_caches()
+    with pytest.raises(engine.StoreError, match="shorter than the snapshot says"):
+        arr[2]
+    file.unlink()
+    engine.clear_caches()
+    with pytest.raises(engine.StoreError, match="is not there"):
+        arr[2]
+    np.testing.assert_array_equal(arr[1], values[1])  # its neighbours still read
+
+
+@pytest.mark.parametrize("keep", [0.6, 0.3, 0.05])
+def test_a_cut_manifest_is_a_layout_error_never_a_guess(tmp_path, many_chunks, keep):
+    """A manifest whose FlatBuffer ends early: a LayoutError for the layout; the array is then
+    read through Icechunk, which says what is wrong: never wrong values."""
+    import shutil
+
+    path, versions = many_chunks
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)
+    sid, values = versions[0]
+    layout = _layout(copy, sid)
+    node = layout.nodes()["a/b"]
+    _cut(copy / "manifests" / node.manifests[0][0], keep)
+    with pytest.raises(icechunk_layout.LayoutError):
+        layout._refs_of(node.manifests[0][0], node.node_id)
+    arr = engine.open(str(copy), snapshot=sid)["a/b"]
+    try:
+        got = arr[1, 40:60, 30:70]  # inline and native chunks
+    except engine.ZarrfsError:
+        return
+    np.testing.assert_array_equal(got, values[1, 40:60, 30:70])
+
+
+def test_zarr_v2_documents_are_absent_without_asking_icechunk(history, monkeypatch):
+    """A plain open asks for Zarr v2's documents too: a repository holds none (Icechunk says
+    "not found" to each), answered by the layout without a round trip into Icechunk."""
+    sid = history.branches["main"]
+    layout = _layout(history.path, sid)
+    for key in (".zgroup", ".zattrs", ".zmetadata", "g/.zgroup", "g/temp/.zarray"):
+        assert answer(layout, key, None, None) is None, key
+    _refuse_icechunk(monkeypatch)
+    calls = []
+    monkeypatch.setattr(
+        "zarrfs.engine.icechunk_store.fsspec.asyn.sync", lambda *a, **k: calls.append(a)
+    )
+    root = engine.open(str(history.path), snapshot=sid)
+    np.testing.assert_array_equal(root["g/temp"][...], history.values[sid]["g/temp"])
+    assert calls == []

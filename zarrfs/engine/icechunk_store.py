@@ -41,7 +41,7 @@ _REPORT_MARK = re.compile(r"^\s*(?:x\s|[|`]-+>)\s*")
 _BATCHES = 8  # calls a large read is cut into, so that decoding starts early
 _BATCH_MIN = 4  # reads per call at least
 _POLL_SECONDS = 0.05  # how often a waiting read asks whether its reader gave up
-_V2_DOCUMENTS = frozenset((".zarray", ".zgroup", ".zattrs", ".zmetadata"))
+_V2_DOCUMENTS = icechunk_layout.V2_DOCUMENTS
 _DOCUMENTS = frozenset((_DOCUMENT, *_V2_DOCUMENTS))
 
 
@@ -271,6 +271,11 @@ class VersionStore(Store):
         """One read, in a decode task: as the layout says (documents, inline chunks, chunk
         files), else through Icechunk; its bytes, or the exception of that read. (``expect``,
         a whole object's likely size, is the plain store's: the layout knows every size.)"""
+        layout = self.layout
+        if layout is not None and req.start is None:  # a chunk read before: one dict lookup
+            asked = layout.chunk_read(req.key)
+            if asked is not None:
+                return self._chunk_object(req, asked, self.repo_store._read_sync(asked))  # type: ignore[union-attr]
         fs: SessionFileSystem = self.fs  # type: ignore[assignment]
         known, ranges, _ = self._from_layout([req])
         if known:
@@ -287,6 +292,8 @@ class VersionStore(Store):
     def _chunk_object(self, req: ByteRequest, asked: ByteRequest, got):
         """A chunk object's answer checked: the snapshot refers to it, so one that is not
         there (or shorter than referred to) is an error, never absent."""
+        if type(got) is bytes and len(got) == asked.end - asked.start:  # type: ignore[operator]
+            return got
         if got is None or isinstance(got, FileNotFoundError):
             return self._error(
                 f"cannot read {req.key!r} from {self.url}: its chunk object {asked.key} is not "
