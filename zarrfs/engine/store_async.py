@@ -64,6 +64,7 @@ class _Batch:
         self.left = len(requests)
         self.limit = _in_flight_limit()
         self.cancelled = False
+        self.ended = False  # _END was put
 
     def begin(self) -> None:
         gcpause.hold()  # released once every request had its first turn (sent)
@@ -123,15 +124,19 @@ class _Batch:
         self.retrying.add(handle)
 
     def _answer(self, i: int, result: object) -> None:
-        if not self.landed:  # the first of this turn: hand them over once the turn is done
-            self.loop.call_soon(self._hand_over)
         self.landed.append((i, result))
         self.left -= 1
+        if self.left == 0:  # the last: at once, with the turn's others (its decode ends the read)
+            self._hand_over()
+        elif len(self.landed) == 1:  # the first of this turn: hand over once the turn is done
+            self.loop.call_soon(self._hand_over)
 
     def _hand_over(self) -> None:
         landed, self.landed = self.landed, []
-        self.arrived.put(landed)
-        if self.left == 0:
+        if landed:  # (none: the last answer handed this turn's over already)
+            self.arrived.put(landed)
+        if self.left == 0 and not self.ended:
+            self.ended = True
             self.arrived.put(_END)
 
     def cancel(self) -> None:
