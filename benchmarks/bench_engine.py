@@ -664,7 +664,7 @@ def transport_cpu(cfg: Config, repeats: int) -> None:
                 python = median(r["python"] for r in runs) * 1e6
                 print(
                     f"  {lay.name:<6} {len(keys):4d} requests  {transport:<8} "
-                    f"python threads {python:6.0f}  other threads {total - python:6.0f}  "
+                    f"python threads {python:6.0f}  other threads {max(0.0, total - python):6.0f}  "
                     f"total {total:6.0f}"
                 )
 

@@ -10,7 +10,8 @@ held off while they go out (``gcpause``); a reader that gives up (``stop``) canc
 Requests are futures with a callback each, not a coroutine each: obstore's futures need no
 task around them, and a plane is hundreds of requests. The answers that land in one turn of
 the loop are handed over together: one wake-up of the reader per turn, not per answer (a wake
-per answer made the reader's thread fight the loop's for the GIL 256 times a plane).
+per answer made the reader's thread fight the loop's for the GIL 256 times a plane); the last
+answer goes at once, with its turn's others (the read ends with its decode).
 """
 
 from __future__ import annotations
