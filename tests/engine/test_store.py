@@ -93,6 +93,48 @@ def test_the_answers_of_one_turn_of_the_loop_reach_the_reader_as_one_burst(monke
         loop.close()
 
 
+def test_the_last_answer_reaches_the_reader_in_the_turn_it_lands():
+    """The answer that completes a batch is handed over, with the end, in the very turn of the
+    loop its future completes: the read's last decode waits for no further turn."""
+    import asyncio
+    import queue
+
+    from zarrfs.engine import store_async
+
+    loop = asyncio.new_event_loop()
+    futures: dict[str, asyncio.Future] = {}
+
+    def start(path: str, req: ByteRequest) -> asyncio.Future:
+        futures[path] = loop.create_future()
+        return futures[path]
+
+    def one_turn() -> None:  # the callbacks ready now, and nothing scheduled by them
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+
+    arrived: queue.SimpleQueue = queue.SimpleQueue()
+    requests = [ByteRequest(f"k{i}") for i in range(3)]
+    batch = store_async._Batch(loop, requests, lambda key: f"/{key}", start, arrived)
+    try:
+        loop.call_soon(batch.begin)
+        one_turn()
+        one_turn()  # (gcpause's release)
+        futures["/k1"].set_result(b"one")
+        futures["/k0"].set_result(b"zero")
+        one_turn()
+        one_turn()
+        assert arrived.get_nowait() == [(1, b"one"), (0, b"zero")] and arrived.empty()
+        futures["/k2"].set_result(b"two")
+        one_turn()
+        assert arrived.get_nowait() == [(2, b"two")]
+        assert arrived.get_nowait() is store_async._END
+        one_turn()
+        assert arrived.empty()  # nothing handed over twice
+    finally:
+        batch.cancel()
+        loop.close()
+
+
 @pytest.mark.parametrize("expect", [0, 1, 100, len(DATA) - 1, len(DATA), len(DATA) + 1, 1 << 20])
 def test_a_whole_object_read_after_any_guess_of_its_size(store, expect):
     """``read_each`` reads a local file in one call when it is shorter than the guess, and

@@ -10,7 +10,8 @@ held off while they go out (``gcpause``); a reader that gives up (``stop``) canc
 Requests are futures with a callback each, not a coroutine each: obstore's futures need no
 task around them, and a plane is hundreds of requests. The answers that land in one turn of
 the loop are handed over together: one wake-up of the reader per turn, not per answer (a wake
-per answer made the reader's thread fight the loop's for the GIL 256 times a plane).
+per answer made the reader's thread fight the loop's for the GIL 256 times a plane); the last
+answer goes at once, with its turn's others (the read ends with its decode).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class _Batch:
         self.left = len(requests)
         self.limit = _in_flight_limit()
         self.cancelled = False
+        self.ended = False  # _END was put
 
     def begin(self) -> None:
         gcpause.hold()  # released once every request had its first turn (sent)
@@ -123,15 +125,19 @@ class _Batch:
         self.retrying.add(handle)
 
     def _answer(self, i: int, result: object) -> None:
-        if not self.landed:  # the first of this turn: hand them over once the turn is done
-            self.loop.call_soon(self._hand_over)
         self.landed.append((i, result))
         self.left -= 1
+        if self.left == 0:  # the last: at once, with the turn's others (its decode ends the read)
+            self._hand_over()
+        elif len(self.landed) == 1:  # the first of this turn: hand over once the turn is done
+            self.loop.call_soon(self._hand_over)
 
     def _hand_over(self) -> None:
         landed, self.landed = self.landed, []
-        self.arrived.put(landed)
-        if self.left == 0:
+        if landed:  # (none: the last answer handed this turn's over already)
+            self.arrived.put(landed)
+        if self.left == 0 and not self.ended:
+            self.ended = True
             self.arrived.put(_END)
 
     def cancel(self) -> None:
