@@ -395,6 +395,19 @@ class NativeArray:
         stats.add(native_reads=1, native_chunks=landed_natively, native_fallbacks=len(failed))
         return failed
 
+    def covers_whole_chunks(self, dims: tuple[DimSelection, ...], shape: tuple[int, ...]) -> bool:
+        """Whether a selection reads only whole chunks (every step 1, every edge on a chunk
+        boundary or the array's end): such a read made once need not go through the cache
+        pool (``keep=False``), which costs a decoded copy of each chunk in fresh memory."""
+        for d, c, n in zip(dims, self.chunk_shape, shape, strict=True):
+            if d.count == 0:
+                return False
+            if d.step != 1 and d.count > 1 or d.drop and c != 1:
+                return False
+            if d.start % c or (d.stop % c and d.stop != n):
+                return False
+        return True
+
     # ------------------------------------------------------------ helpers
 
     def _write(self, dims: tuple[DimSelection, ...], out: np.ndarray, keep: bool):
