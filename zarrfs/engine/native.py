@@ -16,8 +16,9 @@ Which arrays (:func:`decide`, with the reason shown by ``zarrfs info --debug``):
   (:mod:`.confine`). The native path serves an array only when its directory holds no symlink
   (:func:`native_rules.symlink_in`, a walk done once per array directory and process), or when
   the user trusts the store (``follow_symlinks=true``). A mount others can read (``allow_other``)
-  or one made by root turns the native path off (``set_native(False)``), since a symlink made
-  after the walk would be followed.
+  turns the native path off (``set_native(False)``), since a symlink made after the walk would
+  be followed. A mount without it, by root too, is read by its owner alone (the kernel refuses
+  everyone else), who could read a file such a symlink leads to anyway: it reads natively.
 
 The handle is opened from the metadata zarrfs has already parsed (``assume_metadata``: no
 second metadata read). Every failure of a native read is read again by the Python pipeline
