@@ -403,7 +403,7 @@ class NativeArray:
         for d, c, n in zip(dims, self.chunk_shape, shape, strict=True):
             if d.count == 0:
                 return False
-            if d.step != 1 and d.count > 1 or d.drop and c != 1:
+            if (d.step != 1 and d.count > 1) or (d.drop and c != 1):
                 return False
             if d.start % c or (d.stop % c and d.stop != n):
                 return False
