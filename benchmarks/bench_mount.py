@@ -186,6 +186,7 @@ def main() -> int:
     parser.add_argument(
         "--http-only", action="store_true", help="only the HTTP mounts (ls -lR, first byte)"
     )
+    parser.add_argument("--no-http", action="store_true", help="only data.npy (no HTTP mounts)")
     args = parser.parse_args()
     if args.http_only:
         with tempfile.TemporaryDirectory(prefix="zarrfs-bench-") as scratch:
@@ -249,7 +250,8 @@ def main() -> int:
                 report.append(("  the mount daemon's peak RSS", max(peaks), "MiB"))
             if label.startswith("cat"):
                 report.append(("cat data.npy (warm re-read, page cache)", mb / warm, "MB/s"))
-        report += bench_http(Path(scratch), args.repeats)
+        if not args.no_http:
+            report += bench_http(Path(scratch), args.repeats)
         for label, value, unit in report:
             print(f"{label:45s} {value:10.1f} {unit}")
     return 0

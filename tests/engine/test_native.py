@@ -272,6 +272,48 @@ def test_a_cancelled_background_read_ends_cancelled(tmp_path):
 # ------------------------------------------------------------------ one budget
 
 
+def test_a_background_read_of_whole_chunks_keeps_them_only_if_asked(tmp_path):
+    """``keep_whole_chunks=False`` (the mount's read-ahead windows) keeps nothing of the chunks
+    a native read covers whole, as on the Python path; chunks it covers in part are kept. A
+    chunk kept is not decoded again by the next read of it (tensorstore only checks that its
+    file did not change)."""
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64) + 1
+    path = _write(tmp_path / "k.zarr", data, (16, 16))
+    whole, part = (slice(16, 48), slice(None)), (slice(0, 8), slice(None))
+    for keep, sel, decoded in ((False, whole, 16), (True, whole, 8), (False, part, 4)):
+        engine.clear_caches()
+        arr = zarrfs.open(str(path))
+        assert arr.read_path.native
+        engine.reset_stats()
+        for _ in range(2):
+            future = arr.submit(sel, keep_whole_chunks=keep)
+            assert (future.result(timeout=30) == data[sel]).all()
+        assert engine.stats()["chunks_decoded"] == decoded, (keep, sel)
+
+
+def test_a_background_read_the_native_path_takes_is_not_planned_in_python(tmp_path, monkeypatch):
+    """The Python plan of a read (~10 µs a chunk, on the caller's thread: the mount's request
+    thread) is made only when tensorstore fails it and the Python pipeline reads it again."""
+    data = np.arange(64 * 64, dtype="u2").reshape(64, 64)
+    path = _write(tmp_path / "p.zarr", data, (8, 8))
+    engine.clear_caches()
+    arr = zarrfs.open(str(path))
+    assert arr.read_path.native
+    reader = arr._reader
+    plans = []
+    real_plan = reader.plan
+    monkeypatch.setattr(reader, "plan", lambda *a, **k: plans.append(a) or real_plan(*a, **k))
+    sel = (slice(8, 40), slice(3, 61))
+    assert (arr.submit(sel).result(timeout=30) == data[sel]).all()
+    assert plans == []
+    (path / "c" / "2" / "2").write_bytes(b"not a blosc frame at all" * 4)
+    engine.clear_caches()
+    with pytest.raises(engine.ChunkDecodeError) as caught:
+        arr.submit(sel, keep_whole_chunks=False).result(timeout=30)
+    assert caught.value.key == "c/2/2"
+    assert len(plans) == 1  # planned for the Python pipeline's second read
+
+
 def test_the_cache_pool_comes_out_of_the_chunk_budget(tmp_path):
     data = np.arange(64 * 64, dtype="u2").reshape(64, 64)
     arr = zarrfs.open(str(_write(tmp_path / "m.zarr", data, (16, 16))))

@@ -163,7 +163,7 @@ def test_windows_go_to_the_page_cache_and_reads_may_skip_them(written, monkeypat
     a reader that then asks only for the first page of each window stays sequential (its
     read-ahead is not reset by the jumps) and gets the right bytes."""
     array, data = written
-    file = npy_file(array, prefetch=4 << 20)  # 1 MiB windows
+    file = npy_file(array, prefetch=4 << 20)  # windows of about 1 MiB (whole chunk bands)
     monkeypatch.setattr(files, "_REORDER_TOLERANCE", 4096)  # jumps of a window exceed it
     expected = file.prefix + data.tobytes()
     pages = RecordedPages()
@@ -173,7 +173,7 @@ def test_windows_go_to_the_page_cache_and_reads_may_skip_them(written, monkeypat
         reply = bytearray(page)
         for offset in (0, page, 2 * page):  # sequential: read-ahead starts
             assert handle.readinto(offset, memoryview(reply)) == page
-        window = 1 << 20
+        window = handle._ahead.window * file.itemsize
         for k in range(1, -(-(file.size - len(file.prefix)) // window)):
             first_page = (len(file.prefix) + k * window) // page * page  # all a reader asks
             count = handle.readinto(first_page, memoryview(reply))
@@ -220,3 +220,67 @@ def test_read_ahead_swaps_big_endian_chunks(tmp_path, zarr_format):
         handle.release()
     assert file.stats.snapshot()["prefetches"] >= 1  # the windows served it
     assert content[len(file.prefix) :] == data.astype("<i4").tobytes()  # native, as npy says
+
+
+@pytest.mark.parametrize(
+    "shape, chunks, start, band",
+    [
+        ((300, 70, 33), (7, 16, 10), 0, 7 * 70 * 33),  # the first dimension's chunk rows
+        ((5, 64, 64), (1, 16, 64), 2 * 64 * 64, 16 * 64),  # a plane file: bands inside it
+        ((5, 64, 64), (1, 16, 64), 100, None),  # a file starting inside a band
+        ((5, 70, 64), (1, 16, 64), 0, None),  # 70 rows in chunks of 16: no band tiles a plane
+        ((5, 10), (1, 32), 0, 10),  # a chunk longer than its dimension: the whole row
+        ((4, 4), (1, 1), 0, 1),
+        ((0, 4), (1, 1), 0, None),
+    ],
+)
+def test_chunk_band(shape, chunks, start, band):
+    assert files.chunk_band(shape, chunks, start) == band
+
+
+def test_every_aligned_run_of_a_chunk_band_is_whole_chunks():
+    """Brute force over small arrays: each run of ``band`` elements from a multiple of it holds
+    every element of each chunk it touches, and nothing else."""
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(300):
+        ndim = rng.randint(1, 3)
+        shape = tuple(rng.randint(1, 7) for _ in range(ndim))
+        chunks = tuple(rng.choice([1, 1, 2, 3, 8]) for _ in range(ndim))
+        band = files.chunk_band(shape, chunks)
+        if band is None:
+            continue
+        coords = np.indices(shape).reshape(ndim, -1).T // np.array(chunks)
+        chunk_of = [tuple(c) for c in coords]  # each element's chunk, in C order
+        for begin in range(0, len(chunk_of), band):
+            run = set(chunk_of[begin : begin + band])
+            outside = chunk_of[:begin] + chunk_of[begin + band :]
+            assert not run.intersection(outside), (shape, chunks, band, begin)
+        checked += 1
+    assert checked > 100
+
+
+def test_read_ahead_windows_are_whole_chunk_bands(written):
+    """Windows of whole bands: each chunk decoded once, straight into one window, none kept
+    (on the native path too: no cache pool for them); the bytes exact."""
+    array, data = written
+    file = npy_file(array, prefetch=4 << 20)
+    band = file.chunk_band()
+    assert band == 7 * 70 * 33
+    engine.clear_caches()
+    engine.reset_stats()
+    handle = file.open()
+    try:
+        content = read_all(handle, file.size, 131_072)
+        window = handle._ahead.window
+    finally:
+        handle.release()
+    assert window % band == 0 and window > (1 << 20) // 4 - band
+    assert content == file.prefix + data.tobytes()
+    stored = len([c for c in array.chunks_in(...) if not _all_fill(data, array, c)])
+    if array.read_path.native:  # tensorstore counts every chunk it reads, missing ones too
+        stored = len(array.chunks_in(...))
+    # the two reads before the read-ahead starts are direct (read_flat): their chunks may be
+    # decoded twice, every other chunk once
+    direct_bands = -(-2 * 131_072 // (band * 4))
+    assert engine.stats()["chunks_decoded"] <= stored + direct_bands * 20

@@ -339,7 +339,11 @@ class Array(Node):
         dims = normalize_selection(selection, self.shape)
         if out is None:
             out = self._empty(out_shape(dims))
-        requests = self._reader.plan(dims, streaming=on_chunk is not None)
+        # a read tensorstore is known to take whole is planned only if it fails: a plan costs
+        # Python time per chunk (~10 µs), on the caller's thread (the mount's request thread)
+        made = self.__dict__.get("_native_made")
+        unplanned = on_chunk is None and made is not None and made[0] is not None
+        requests = None if unplanned else self._reader.plan(dims, streaming=on_chunk is not None)
         token = scheduler.CancelToken()
 
         def work():
@@ -347,8 +351,13 @@ class Array(Node):
             todo = requests
             if fast is not None and on_chunk is not None:
                 todo = fast.read_chunks(requests, out, token, on_chunk, _loaded, keep=True)
-            elif fast is not None and fast.read_async(dims, out, token, keep=True):
-                return out
+            elif fast is not None:
+                # as on the Python path, chunks the selection covers whole are kept only if asked
+                keep = keep_whole_chunks or not fast.covers_whole_chunks(dims, self.shape)
+                if fast.read_async(dims, out, token, keep=keep):
+                    return out
+            if todo is None:
+                todo = self._reader.plan(dims)
             self._reader.execute(
                 [(r, out) for r in todo],
                 token=token,

@@ -16,8 +16,9 @@ Which arrays (:func:`decide`, with the reason shown by ``zarrfs info --debug``):
   (:mod:`.confine`). The native path serves an array only when its directory holds no symlink
   (:func:`native_rules.symlink_in`, a walk done once per array directory and process), or when
   the user trusts the store (``follow_symlinks=true``). A mount others can read (``allow_other``)
-  or one made by root turns the native path off (``set_native(False)``), since a symlink made
-  after the walk would be followed.
+  turns the native path off (``set_native(False)``), since a symlink made after the walk would
+  be followed. A mount without it, by root too, is read by its owner alone (the kernel refuses
+  everyone else), who could read a file such a symlink leads to anyway: it reads natively.
 
 The handle is opened from the metadata zarrfs has already parsed (``assume_metadata``: no
 second metadata read). Every failure of a native read is read again by the Python pipeline
@@ -394,6 +395,19 @@ class NativeArray:
         landed_natively = len(requests) - len(failed)
         stats.add(native_reads=1, native_chunks=landed_natively, native_fallbacks=len(failed))
         return failed
+
+    def covers_whole_chunks(self, dims: tuple[DimSelection, ...], shape: tuple[int, ...]) -> bool:
+        """Whether a selection reads only whole chunks (every step 1, every edge on a chunk
+        boundary or the array's end): such a read made once need not go through the cache
+        pool (``keep=False``), which costs a decoded copy of each chunk in fresh memory."""
+        for d, c, n in zip(dims, self.chunk_shape, shape, strict=True):
+            if d.count == 0:
+                return False
+            if (d.step != 1 and d.count > 1) or (d.drop and c != 1):
+                return False
+            if d.start % c or (d.stop % c and d.stop != n):
+                return False
+        return True
 
     # ------------------------------------------------------------ helpers
 

@@ -170,6 +170,15 @@ class ArrayBytesFile:
         kernel's page cache."""
         return ArrayHandle(self, pages)
 
+    def chunk_band(self) -> int | None:
+        """The fewest elements that, taken from this file's start or any multiple of it on,
+        are whole chunks of the array: a band of chunks across every later dimension. None
+        where no such run exists (the file starts inside a band, or the bands do not tile the
+        array: an earlier dimension's chunks are longer than 1, or this one's do not divide it).
+        Read-ahead windows of whole bands decode each chunk once, straight into the window, and
+        keep none of them (``keep_whole_chunks=False``)."""
+        return chunk_band(tuple(self.array.shape), tuple(self.array.chunks), self.start)
+
     def read_elements(self, first: int, stop: int, deadline: float | None = None) -> memoryview:
         """Bytes of elements ``[first, stop)`` of this file's range (decodes only those chunks).
         With a ``deadline`` (``time.monotonic()``), a read not done by then is cancelled and
@@ -207,6 +216,18 @@ class ArrayBytesFile:
 
     def read(self, offset: int, size: int) -> bytes:
         return ArrayHandle(self).read(offset, size)
+
+
+def chunk_band(shape: tuple[int, ...], chunks: tuple[int, ...], start: int = 0) -> int | None:
+    """:meth:`ArrayBytesFile.chunk_band` for elements from ``start`` on of an array of
+    ``shape`` cut into ``chunks``."""
+    if not shape or len(chunks) != len(shape) or 0 in shape:
+        return None
+    axis = next((k for k, c in enumerate(chunks) if c > 1), len(shape) - 1)
+    if axis and shape[axis] % chunks[axis] and chunks[axis] < shape[axis]:
+        return None  # the bands of each index of the earlier dimensions end mid-chunk
+    band = min(chunks[axis], shape[axis]) * math.prod(shape[axis + 1 :])
+    return band if start % band == 0 else None
 
 
 class ArrayHandle:
@@ -311,6 +332,9 @@ class ArrayHandle:
                 return None
             if self._ahead is None:
                 window = max(_MIN_WINDOW, file.prefetch_bytes // _WINDOWS_AHEAD) // file.itemsize
+                band = file.chunk_band()
+                if band and band <= window:  # every window covers whole chunks only
+                    window -= window % band
                 ahead = max(1, file.prefetch_bytes // (window * file.itemsize))
                 self._ahead = ReadAhead(file, window, ahead, self._pages)
             return self._ahead
