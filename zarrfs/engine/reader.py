@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import hashlib
+import itertools
 import logging
 import math
 import time
 import typing
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,11 +150,7 @@ class ArrayReader:
         # cached chunks and shard indexes belong to this metadata: an array rewritten under
         # the same URL (read again after open()) must never meet chunks decoded for the old
         # one (an int16 chunk of 3 was placed into a float32 array of chunks of 2)
-        self._identity = (
-            store.url,
-            path,
-            hashlib.blake2b(repr(meta).encode(), digest_size=8).hexdigest(),
-        )
+        self._identity = (store.url, path, _number_of(meta))
         #: the bytes of read chunks, as the array's layout stores them
         self.source = chunk_source(store, path, meta, self._identity)
         self.chunk_shape = self.source.chunk_shape
@@ -503,6 +500,18 @@ class ArrayReader:
 
 
 _tuple = tuple.__new__
+
+#: a number for each metadata object read, which the chunks decoded for it are cached under: a
+#: metadata read again (another open()) is another array to the cache. (A digest of the
+#: metadata's ``repr`` cost a fresh handle 0.6 ms before its first request, with its
+#: attributes and documents in it; and its codecs' builder's address made it unique anyway.)
+_numbers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_counter = itertools.count()
+
+
+def _number_of(meta: ArrayMetadata) -> int:
+    return _numbers.setdefault(meta, next(_counter))
+
 
 #: a read from a sync store decoding at most this much does it on the calling thread: waking
 #: workers and waiting for them cost more than they save (a 256x256 window of nine 32 KiB
