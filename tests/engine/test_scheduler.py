@@ -3,13 +3,20 @@ settable, each worker kept on a CPU of its own only when the program asks."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import threading
+import time
+import weakref
 
+import numpy as np
 import pytest
+import zarr
 
+import zarrfs
+from zarrfs.engine import native as native_path
 from zarrfs.engine import scheduler
 
 linux_affinity = pytest.mark.skipif(
@@ -378,16 +385,6 @@ def test_a_finished_background_read_is_not_kept_alive_by_an_idle_worker(tmp_path
     """A background read's output is the caller's: once the caller drops it, it is freed,
     not held by the worker that ran the read until that worker's next task (a prefetch's
     outputs, 32 MB a 4096 x 4096 plane, were held by every idle worker)."""
-    import gc
-    import time
-    import weakref
-
-    import numpy as np
-    import zarr
-
-    import zarrfs
-    from zarrfs.engine import native as native_path
-
     data = np.arange(128 * 128, dtype="u2").reshape(128, 128)
     zarr.create_array(str(tmp_path / "a.zarr"), data=data, chunks=(32, 32), fill_value=0)
     native_path.set_native(native)
