@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from _common import shown_window, wait_for  # noqa: E402
+from _common import close_window, shown_window, wait_for  # noqa: E402
 
 BIG = 10_000
 BIG_CHUNK = (1, 1000, 1000)
@@ -157,7 +157,7 @@ def bench_first_pixels(app, latency: float) -> dict:
         }
         result["store_opened_s"] = marks.get("opened", t0) - t0
         result["node_shown_s"] = marks.get("node_shown", t0) - t0
-        window.close()
+        close_window(app, window)
         return result
     finally:
         server.close()
@@ -224,7 +224,7 @@ def bench_slider(app, path: Path, planes: int) -> dict:
         planes // 2, slice(g.y0, g.y0 + g.ny * s, s), slice(g.x0, g.x0 + g.nx * s, s)
     )
     correct = np.array_equal(view.image_item.image, expected)
-    window.close()
+    close_window(app, window)
     return {
         "warm_step_ms_median": 1000 * float(np.median(warm)),
         "warm_step_ms_max": 1000 * max(warm),
@@ -278,7 +278,7 @@ def bench_event_storm(app, path: Path, side: int = 100_000, chunk: int = 500) ->
     timer.stop()
     gaps = sorted((b - a for a, b in zip(ticks, ticks[1:], strict=False)), reverse=True)
     states = len(window.image.controller.grid_item.states())
-    window.close()
+    close_window(app, window)
     return {
         "chunks": states,
         "loaded_s": round(total, 2),

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import numpy as np  # noqa: E402
-from _common import shown_window, viewer_bench_main, wait_for  # noqa: E402
+from _common import close_window, shown_window, viewer_bench_main, wait_for  # noqa: E402
 
 SHAPE = (3, 16, 1024, 1024)
 OMERO = {
@@ -99,7 +99,7 @@ def first_pixels(app, path: Path, latency: float) -> dict:
             "whole_plane_s": round(finished[0] - t0, 3) if finished else None,
             "z_shown": window.image.state.indices[1] if window.image.state else None,
         }
-        window.close()
+        close_window(app, window)
         return result
     finally:
         server.close()
@@ -109,13 +109,13 @@ def from_command(path: Path, latency: float, repeats: int = 5) -> dict:
     """Seconds from starting ``zarrfs view URL`` to its first composite pixels, in fresh
     interpreters (``_view_probe.py``). One untimed run first: it writes the bytecode caches
     (as an installed package has them) and warms the disk cache."""
-    from tests.servers import HttpServer
+    from bench_viewer import ServedElsewhere
 
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(REPO), env.get("PYTHONPATH"))))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     probe = [sys.executable, str(REPO / "benchmarks" / "_view_probe.py")]
-    server = HttpServer(path, latency=latency).start()
+    server = ServedElsewhere(path, latency)  # its buffers are not the viewer's memory
     times: list[float | None] = []
     cpu: list[float] = []
     try:
@@ -172,7 +172,7 @@ def local(app, path: Path) -> dict:
     done.clear()
     wait_for(app, lambda: done, 30)
     single = steps(app, view, done)
-    window.close()
+    close_window(app, window)
     return {
         "toggle_channel_ms": round(1000 * toggle, 1),
         "change_window_ms": round(1000 * window_change, 1),

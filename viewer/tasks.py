@@ -150,15 +150,8 @@ class DaemonPool:
             item = self._queue.get()
             if item is None:
                 return
-            future, fn = item
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn()
-            except BaseException as exc:  # handed to the caller through the future
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+            _run_into(*item)
+            del item  # an idle worker keeps no finished task alive (its closure, its result)
 
     def shutdown(self) -> None:
         self.closed = True
@@ -171,6 +164,18 @@ class DaemonPool:
                 item[0].cancel()
         for _ in range(self._workers):
             self._queue.put(None)
+
+
+def _run_into(future: concurrent.futures.Future, fn: Callable[[], object]) -> None:
+    """Run ``fn`` here, its outcome into ``future`` (unless it was cancelled meanwhile)."""
+    if not future.set_running_or_notify_cancel():
+        return
+    try:
+        result = fn()
+    except BaseException as exc:  # handed to the caller through the future
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
 
 
 class Background(QObject):

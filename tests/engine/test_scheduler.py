@@ -3,13 +3,20 @@ settable, each worker kept on a CPU of its own only when the program asks."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 import threading
+import time
+import weakref
 
+import numpy as np
 import pytest
+import zarr
 
+import zarrfs
+from zarrfs.engine import native as native_path
 from zarrfs.engine import scheduler
 
 linux_affinity = pytest.mark.skipif(
@@ -371,3 +378,28 @@ def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_pa
     finally:
         engine.set_native(*was)
     assert most[0] == 2
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+def test_a_finished_background_read_is_not_kept_alive_by_an_idle_worker(tmp_path, native):
+    """A background read's output is the caller's: once the caller drops it, it is freed,
+    not held by the worker that ran the read until that worker's next task (a prefetch's
+    outputs, 32 MB a 4096 x 4096 plane, were held by every idle worker)."""
+    data = np.arange(128 * 128, dtype="u2").reshape(128, 128)
+    zarr.create_array(str(tmp_path / "a.zarr"), data=data, chunks=(32, 32), fill_value=0)
+    native_path.set_native(native)
+    try:
+        arr = zarrfs.open(str(tmp_path / "a.zarr"))
+        outputs = []
+        for k in range(4):
+            out = arr.submit((slice(k, None),)).result(timeout=30)
+            assert (out == data[k:]).all()
+            outputs.append(weakref.ref(out))
+            del out
+        deadline = time.monotonic() + 10  # the worker lets go once it is back in its loop
+        while any(o() is not None for o in outputs) and time.monotonic() < deadline:
+            gc.collect()
+            time.sleep(0.01)
+        assert [o() is None for o in outputs] == [True] * len(outputs)
+    finally:
+        native_path.set_native(True)

@@ -175,6 +175,7 @@ class PriorityPool:
                     self._cond.wait()
                 entry = self._take(at)
             self._run_entry(entry)
+            del entry  # an idle worker keeps no finished task alive (its closure, its output)
 
 
 def _run_into(fn: Callable[[], object], fut: Future) -> None:
