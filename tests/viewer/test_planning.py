@@ -80,6 +80,36 @@ def test_tiles_reassemble_the_strided_plane(shape, chunks, axes, view, screen, i
         assert touched <= set(tile.chunk_coords)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 7), st.integers(1, 60), st.integers(1, 70)),
+    chunks=st.tuples(st.integers(1, 4), st.integers(1, 17), st.integers(1, 19)),
+    view=st.tuples(st.floats(-10, 80), st.floats(1, 90), st.floats(-10, 80), st.floats(1, 90)),
+    screen=st.tuples(st.integers(4, 50), st.integers(4, 50)),
+    index=st.one_of(st.integers(0, 6), st.just(slice(None))),
+)
+def test_tiles_count_the_chunks_their_reads_touch(shape, chunks, view, screen, index):
+    """The loader waits for as many chunk events per tile as the planner counted: every
+    chunk (of every channel, for a composite's whole channel axis) its selection touches."""
+    indices = [index if isinstance(index, slice) else index % shape[0], 0, 0]
+    vy0, vh, vx0, vw = view
+    _, tiles = plan_plane(
+        shape=shape,
+        chunks=chunks,
+        y_axis=1,
+        x_axis=2,
+        indices=indices,
+        view_rect=(vy0, vy0 + vh, vx0, vx0 + vw),
+        screen=screen,
+    )
+    for tile in tiles:
+        touched = [
+            {i // c for i in range(*part.indices(n))} if isinstance(part, slice) else {part // c}
+            for part, c, n in zip(tile.selection, chunks, shape, strict=True)
+        ]
+        assert tile.chunk_count == np.prod([len(t) for t in touched])
+
+
 def test_tiles_are_ordered_from_the_centre_outward():
     _, tiles = plan_plane(
         shape=(1000, 1000),
