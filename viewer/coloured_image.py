@@ -115,6 +115,14 @@ class ColouredImageItem(pg.ImageItem):
         self._show(self._asked, made, self._rect())
         self._renderRequired = False
 
+    def colour(self) -> None:
+        """Ask for the picture of new values now, not at the next paint: the controller says
+        a plane is ``finished`` once its picture is on screen, and ``busy`` says so from here
+        (an item off screen or transparent is not painted soon)."""
+        if self._renderRequired:
+            self._renderRequired = False
+            self._ask()
+
     def settle(self) -> None:
         """Bring the picture up to date at once (before the view is grabbed)."""
         if self._renderRequired or self._again or self._colouring:

@@ -193,8 +193,14 @@ class ImageView(QWidget):
         bar, item = self.histogram.item, self.image_item
         item.sigImageChanged.disconnect(bar.imageChanged)
         item.sigImageChanged.connect(self._show_levels)
-        item.histogram_ready.connect(bar.imageChanged)
-        item.histogram_ready.connect(self._fit_colour_bar)
+        # the bar's histogram and fit in an event-loop pass after the one that swapped the
+        # picture in: the main view and the bar are painted in a pass each, not in one
+        self._bar_timer = QTimer(self)
+        self._bar_timer.setSingleShot(True)
+        self._bar_timer.setInterval(0)
+        self._bar_timer.timeout.connect(bar.imageChanged)
+        self._bar_timer.timeout.connect(self._fit_colour_bar)
+        item.histogram_ready.connect(self._bar_timer.start)
 
     def _show_levels(self) -> None:
         """The image's levels on the colour bar (what ``imageChanged`` does besides the
@@ -466,6 +472,7 @@ class ImageView(QWidget):
         return (
             self._view_timer.isActive()
             or self._step_timer.isActive()
+            or self._bar_timer.isActive()
             or self.controller.busy
             or self.labels.busy
             or self.ortho.busy

@@ -47,6 +47,8 @@ _jobs_pool: DaemonPool | None = None
 #: it whole (not tile by tile over the old one: two planes torn apart); a slower plane is then
 #: shown as its tiles land
 HOLD = 0.25
+#: milliseconds after a plane is on screen that its neighbours' reads start
+PREFETCH_AFTER_MS = 20
 
 
 def _buffer_jobs() -> DaemonPool:
@@ -115,12 +117,13 @@ class PlaneController(QObject):
         self._hold_timer = QTimer(self)
         self._hold_timer.setSingleShot(True)
         self._hold_timer.timeout.connect(self._draw)
-        # a timer, not ``QTimer.singleShot(0, ...)`` (a posted call, run in the same chain of
-        # posted events as the paint): the neighbours' reads are planned and submitted in an
-        # event-loop pass of their own, once the paint is done
+        # the neighbours' reads are planned and submitted in an event-loop pass of their own,
+        # once the picture and the colour bar are painted: a timer (``QTimer.singleShot(0,
+        # ...)`` is a posted call in Qt 6, run in the same chain of posted events as the
+        # paint), a little later than the colour bar's (due together, they ran in one pass)
         self._prefetch_timer = QTimer(self)
         self._prefetch_timer.setSingleShot(True)
-        self._prefetch_timer.setInterval(0)
+        self._prefetch_timer.setInterval(PREFETCH_AFTER_MS)
         self._prefetch_timer.timeout.connect(self._prefetch_neighbours)
 
     def set_source(
@@ -291,6 +294,8 @@ class PlaneController(QObject):
         earlier, their decoding took the CPUs the visible plane's copy and blend needed."""
         request, state = self.request, self.state
         if request is None or state is None or state.slider_axis is None:
+            return
+        if self._finished_generation != request.generation:  # a new plane came meanwhile
             return
         level = self.levels[request.level]
         axis = state.slider_axis
@@ -522,13 +527,14 @@ class PlaneController(QObject):
         if not state.auto_levels and state.levels is not None:
             levels = transforms.centred(state.levels, state.centre)
             item.setImage(display, autoLevels=False, levels=levels)
-            return
-        item.auto = contrast.AutoLevels(
-            mask=contrast.on_grid(self.loaded) | contrast.on_grid(self.approx),
-            centre=state.centre,
-            fallback=self.current_levels or (0.0, 1.0),
-        )
-        item.setImage(display, autoLevels=False)  # its levels stay until the new ones
+        else:
+            item.auto = contrast.AutoLevels(
+                mask=contrast.on_grid(self.loaded) | contrast.on_grid(self.approx),
+                centre=state.centre,
+                fallback=self.current_levels or (0.0, 1.0),
+            )
+            item.setImage(display, autoLevels=False)  # its levels stay until the new ones
+        item.colour()  # busy from now until the picture is on screen
 
     def _levels_found(self, levels) -> None:
         self.current_levels = (float(levels[0]), float(levels[1]))
