@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -164,6 +165,24 @@ def warm_memory(mib: int = 512) -> None:
     del touched
 
 
+def read_mounted(root: Path, name: str, options: list[str], command: str):
+    """Seconds of one cold read of ``data.npy`` through a fresh mount (``cat`` or
+    ``numpy.load``), the daemon's peak RSS, and for ``cat`` a warm re-read's seconds."""
+    mounted = Mount(str(root), *options)
+    path = mounted.path / name / "data.npy"
+    cat = f"cat {path} > /dev/null"
+    try:
+        if command == "cat":
+            seconds = timed(lambda: subprocess.run(cat, shell=True, check=True))
+            warm = timed(lambda: subprocess.run(cat, shell=True, check=True))
+        else:
+            warm_memory()
+            seconds, warm = timed(lambda: np.load(path)), None
+        return seconds, mounted.daemon_peak_mb(), warm
+    finally:
+        mounted.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=256)
@@ -199,45 +218,36 @@ def main() -> int:
         mb = nbytes / 1e6
         back_memory()
         report: list[tuple[str, float, str]] = []
-        # the state of a fresh mount daemon: empty chunk cache, fresh memory, warm OS page cache
-        direct = statistics.median(
-            engine_direct_fresh(str(root), name) for _ in range(args.repeats)
-        )
+        # the state of a fresh mount daemon: empty chunk cache, fresh memory, warm OS page
+        # cache. The four readers take turns in a new (seeded) order every repeat, so that a
+        # quieter or busier minute of the machine falls on all of them alike.
+        readers = {
+            "engine": lambda: engine_direct_fresh(str(root), name),
+            "tuned": lambda: engine_direct_fresh(str(root), name, daemon_allocator=True),
+            "cat": lambda: read_mounted(root, name, args.options, "cat"),
+            "np": lambda: read_mounted(root, name, args.options, "np"),
+        }
+        times: dict[str, list[float]] = {k: [] for k in readers}
+        peaks: dict[str, list] = {"cat": [], "np": []}
+        warm = 0.0
+        order = random.Random(0)
+        for _ in range(args.repeats):
+            turns = list(readers)
+            order.shuffle(turns)
+            for reader in turns:
+                got = readers[reader]()
+                if reader in peaks:
+                    seconds, peak, warm_seconds = got
+                    peaks[reader].append(peak)
+                    warm = warm_seconds or warm
+                else:
+                    seconds = got
+                times[reader].append(seconds)
+        direct, tuned = (statistics.median(times[k]) for k in ("engine", "tuned"))
         report.append(("engine read_flat (cold, fresh process)", mb / direct, "MB/s"))
-        tuned = statistics.median(
-            engine_direct_fresh(str(root), name, daemon_allocator=True) for _ in range(args.repeats)
-        )
         report.append(("  the same, daemon's allocator settings", mb / tuned, "MB/s"))
-        for label, command in (
-            ("cat data.npy (cold)", "cat"),
-            ("numpy.load data.npy (cold)", "np"),
-        ):
-            times, peaks = [], []
-            for _ in range(args.repeats):
-                mounted = Mount(str(root), *args.options)
-                path = mounted.path / name / "data.npy"
-                try:
-                    if command == "cat":
-                        times.append(
-                            timed(
-                                lambda path=path: subprocess.run(
-                                    f"cat {path} > /dev/null", shell=True, check=True
-                                )
-                            )
-                        )
-                    else:
-                        warm_memory()
-                        times.append(timed(lambda path=path: np.load(path)))
-                    if label.startswith("cat"):
-                        warm = timed(
-                            lambda path=path: subprocess.run(
-                                f"cat {path} > /dev/null", shell=True, check=True
-                            )
-                        )
-                    peaks.append(mounted.daemon_peak_mb())
-                finally:
-                    mounted.close()
-            value = statistics.median(times)
+        for label, reader in (("cat data.npy (cold)", "cat"), ("numpy.load data.npy (cold)", "np")):
+            value = statistics.median(times[reader])
             report.append(
                 (
                     label,
@@ -246,9 +256,9 @@ def main() -> int:
                     f"to the tuned engine {tuned / value:.2f}",
                 )
             )
-            if None not in peaks:
-                report.append(("  the mount daemon's peak RSS", max(peaks), "MiB"))
-            if label.startswith("cat"):
+            if None not in peaks[reader]:
+                report.append(("  the mount daemon's peak RSS", max(peaks[reader]), "MiB"))
+            if reader == "cat":
                 report.append(("cat data.npy (warm re-read, page cache)", mb / warm, "MB/s"))
         if not args.no_http:
             report += bench_http(Path(scratch), args.repeats)
