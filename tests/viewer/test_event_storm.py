@@ -46,7 +46,10 @@ def test_chunk_states_are_batched_and_complete(window, idle, tmp_path):
     idle(window, timeout=60)
     states = window.image.controller.grid_item.states()
     assert len(states) == 200 * 200 and set(states.values()) == {"missing"}
-    assert emitted["states"] < 500 and emitted["tiles"] < 40_000 // 10, emitted
+    # batched: a batch per pass of the event loop, and the relay ends a pass every 20 ms of
+    # work so that a paint or a key goes between (about 70 events a batch on this machine,
+    # under a test run's load; one signal per event would be 40,000)
+    assert emitted["states"] < 40_000 // 50 and emitted["tiles"] < 40_000 // 10, emitted
     shown = window.image.image_item.image
     assert shown.size and np.all(shown == 3)  # every pixel the fill value
 
