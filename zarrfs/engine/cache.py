@@ -211,26 +211,16 @@ class ChunkTable:
         a task's buffer holds the next chunk). A read that came to wait for a loaded one
         meanwhile gets it abandoned, and reads it itself; a missing chunk is missing for it
         too."""
-        items, remember = self._items, self.capacity > 0
         woken = []
         with self._lock:
-            seen = self._seen
             for entries, result in ((loaded, ABANDONED), (missing or [], MISSING)):
                 for entry in entries:
                     if entry.result is not None:  # settled already
                         continue
                     entry.result = result
-                    key = entry.key
-                    if items.get(key) is entry:
-                        del items[key]
-                    if remember and result is ABANDONED:
-                        h = hash(key)
-                        seen[h] = None
-                        seen.move_to_end(h)
+                    self._forget(entry.key, entry, seen=result is ABANDONED)
                     if entry.event is not None:
                         woken.append(entry.event)
-            while len(seen) > _SEEN_KEYS:
-                seen.popitem(last=False)
         for event in woken:
             event.set()
 
