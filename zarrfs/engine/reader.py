@@ -363,7 +363,7 @@ class ArrayReader:
             req, out = targets[0]
             out[req.out_selection] = chunk[req.chunk_selection]
             decoded += 1
-            if keeps is None or not keeps(coords):
+            if keeps is None or not keeps(coords):  # (keeps() asks owned: del after it)
                 del owned[coords]
                 done.append(entry)
                 continue
