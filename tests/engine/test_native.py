@@ -9,6 +9,7 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from zarr.codecs import BloscCodec
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine import native
+from zarrfs.engine import native, scheduler
 from zarrfs.engine.scheduler import CancelToken
 
 ts = pytest.importorskip("tensorstore")
@@ -442,3 +443,66 @@ def test_direct_reads_count_the_chunks_they_touch(tmp_path):
     arr[0:6]  # 3 x 5 x 4
     counted = engine.stats()
     assert (counted["native_reads"], counted["native_chunks"]) == (2, 12 + 60)
+
+
+def test_direct_reads_counted_from_many_threads_lose_none(tmp_path, monkeypatch):
+    """Direct reads tally their chunks without a lock (an append each, folded when the
+    counters are asked or the tally grows): reads from many threads, folded meanwhile, are
+    each counted once."""
+    monkeypatch.setattr(native, "_FOLD_AT", 5)  # fold often, while reads append
+    data = np.arange(4 * 32 * 32, dtype=np.uint16).reshape(4, 32, 32)
+    arr = engine.open(str(_write(tmp_path / "a.zarr", data, chunks=(1, 16, 16))))
+    assert arr.read_path.native
+    engine.reset_stats()
+
+    def reads():
+        for k in range(25):
+            assert (arr[k % 4, 8:24, 0:16] == data[k % 4, 8:24, 0:16]).all()  # 2 chunks
+            engine.stats()
+
+    threads = [threading.Thread(target=reads) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    counted = engine.stats()
+    assert (counted["native_reads"], counted["native_chunks"]) == (100, 200)
+    engine.reset_stats()
+    assert engine.stats()["native_reads"] == 0
+
+
+def _copy_pool(context) -> dict:
+    return context["data_copy_concurrency"].to_json(include_defaults=True)
+
+
+def test_every_context_reads_with_one_pool_of_copy_threads(tmp_path, monkeypatch):
+    """tensorstore keeps a thread on the task group it last worked for during 20 ms: zarrfs's
+    contexts (reads kept or not, before and after a new budget) share one data-copy pool, at
+    one thread per CPU tensorstore's own shared one, so that none waits for a thread parked on
+    another's; ``set_threads`` sizes it from the next read on."""
+    data = np.arange(32 * 32, dtype=np.uint16).reshape(32, 32)
+    arr = engine.open(str(_write(tmp_path / "a.zarr", data, chunks=(16, 16))))
+    cpus = os.cpu_count()
+    monkeypatch.setattr(scheduler, "_usable_cpus", cpus)  # (affinity or a quota may say fewer)
+    saved = scheduler._threads
+    try:
+        engine.set_threads(decode=cpus)
+        engine.set_cache_size(64 << 20)
+        once, _ = native._contexts.get("once")
+        keep, _ = native._contexts.get("keep")
+        assert once.parent is not None and once.parent is keep.parent
+        assert _copy_pool(once) == _copy_pool(keep) == {"limit": "shared"}
+        engine.set_cache_size(32 << 20)  # new contexts, the same threads
+        again, _ = native._contexts.get("once")
+        assert again is not once and again.parent is once.parent
+        engine.set_threads(decode=16 * cpus)  # more than one a CPU: still one a CPU
+        assert native._contexts.get("once")[0] is again
+        engine.set_threads(decode=1)
+        fewer, _ = native._contexts.get("once")
+        assert _copy_pool(fewer) == {"limit": 1}
+        assert _copy_pool(native._contexts.get("keep")[0]) == {"limit": 1}
+        assert (arr[...] == data).all() and (arr.submit(...).result(timeout=30) == data).all()
+    finally:
+        scheduler._threads = saved
+        engine.set_threads()
+        engine.set_cache_size(512 << 20)

@@ -130,7 +130,8 @@ Process-wide
     ``set_threads(decode=None, io=None, *, pin=None)``: the decode and I/O pool sizes (default
     ``$ZARRFS_DECODE_THREADS``/``$ZARRFS_IO_THREADS``, else one decode worker per CPU the
     process may use, capped by its cgroup's CPU quota) and whether decode workers are kept on
-    a CPU each (off unless asked).
+    a CPU each (off unless asked). The native path's tensorstore threads follow: as many,
+    at most one per CPU (tensorstore's own shared pool at one per CPU).
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -185,7 +186,7 @@ from .hierarchy import Array, Broken, Group, Node
 from .icechunk_repo import Repository, Snapshot, Version, version_of
 from .json_values import json_value
 from .native import Decision as ReadPath
-from .native import clear_caches, set_cache_size, set_native
+from .native import clear_caches, set_cache_size, set_native, set_threads
 from .ome import (
     Axis,
     Channel,
@@ -204,7 +205,7 @@ from .ome import (
 )
 from .opener import open
 from .reader import ChunkEvent
-from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, set_threads
+from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
 from .summary import codecs_text, format_summary, summary

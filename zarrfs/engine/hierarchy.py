@@ -176,7 +176,8 @@ class Array(Node):
         """tensorstore's reads of this array, where it reads it (:mod:`.native`)."""
         if not native.native_enabled():
             return None
-        return self._read_path()[0]
+        made = self.__dict__.get("_native_made")  # (every read asks: one lookup once made)
+        return (made or self._read_path())[0]
 
     def _read_path(self) -> tuple[native.NativeArray | None, native.Decision]:
         made = self.__dict__.get("_native_made")
@@ -291,7 +292,7 @@ class Array(Node):
     def read(self, selection=..., out: np.ndarray | None = None) -> np.ndarray:
         fast = self._native
         if out is None and fast is not None:  # tensorstore's own array is the answer
-            result = fast.read_new(selection, self.shape, self.dtype)
+            result = fast.read_new(selection)
             if result is not None:
                 return result
         dims = normalize_selection(selection, self.shape)

@@ -42,6 +42,7 @@ import os
 import queue
 import sys
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -104,12 +105,20 @@ class _Contexts:
     """The process's tensorstore contexts (thread pools and cache pool shared by every handle):
     ``once`` keeps no chunk; ``keep`` has a cache pool of half the decoded-chunk budget, which
     the chunk table gives up while the pool exists. A new budget, :func:`clear_caches` or a
-    fork makes new ones (``generation``), and handles reopen in them."""
+    fork makes new ones (``generation``), and handles reopen in them.
+
+    Both are children of one context holding the decode and copy threads
+    (:func:`_copy_concurrency`), kept while the thread count stays: tensorstore keeps a thread
+    that ran a task for a pool's task group waiting on that group for 20 ms after its last
+    task, so a read through another group right after one through the first (``once`` after
+    ``keep``, or after the contexts were renewed) found no idle thread and waited for a new
+    one to start (a 256 x 256 window 1.1-1.3x slower)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.generation = 0
         self._made: dict[str, Any] = {}
+        self._threads: tuple[dict, Any] | None = None
         self.used = False
 
     def get(self, kind: str):
@@ -127,12 +136,16 @@ class _Contexts:
         if kind == "keep":
             pool = cache.chunks.capacity // 2
             cache.chunks.reserve(pool)
-        return ts.Context(
-            {
-                "cache_pool": {"total_bytes_limit": pool},
-                "data_copy_concurrency": {"limit": _copy_threads()},
-            }
-        )
+        return ts.Context({"cache_pool": {"total_bytes_limit": pool}}, self._threads_context())
+
+    def _threads_context(self):
+        import tensorstore as ts
+
+        concurrency = _copy_concurrency()
+        if self._threads is None or self._threads[0] != concurrency:
+            made = ts.Context({"data_copy_concurrency": concurrency})
+            self._threads = (concurrency, made)
+        return self._threads[1]
 
     def reset(self) -> None:
         with self.lock:
@@ -144,12 +157,29 @@ class _Contexts:
 _contexts = _Contexts()
 
 
-def _copy_threads() -> int:
+def _copy_concurrency() -> dict:
     """tensorstore's decode and copy threads: the decode workers (``ZARRFS_DECODE_THREADS``),
     at most one per CPU this process may use. tensorstore decodes without the GIL, so one thread
-    a CPU keeps every CPU busy, and more only add wake-ups (16 on 2 CPUs made a 256 x 256
-    window 1.24-1.35x slower)."""
-    return min(scheduler.decode_workers(), scheduler.usable_cpus())
+    a CPU keeps every CPU busy, and more only add wake-ups. At one per CPU it is tensorstore's
+    own shared pool (``{}``: its default, one task group for the whole process, which any other
+    use of tensorstore in the process shares too); below that, a limit of zarrfs's own."""
+    threads = min(scheduler.decode_workers(), scheduler.usable_cpus())
+    if threads >= (os.cpu_count() or 1):  # (tensorstore's shared limit: one per CPU online)
+        return {}
+    return {"limit": threads}
+
+
+def set_threads(
+    decode: int | None = None, io: int | None = None, *, pin: bool | None = None
+) -> None:
+    """Set the decode and I/O pool sizes (:func:`.scheduler.set_threads`); tensorstore's
+    decode and copy threads follow from the next read on (new contexts where their count
+    changes, whose cache pool starts empty)."""
+    scheduler.set_threads(decode, io, pin=pin)
+    with _contexts.lock:
+        made = _contexts._threads
+    if made is not None and made[0] != _copy_concurrency():
+        _contexts.reset()
 
 
 def set_cache_size(nbytes: int) -> None:
@@ -171,6 +201,7 @@ def _after_fork_in_child() -> None:
     _contexts.lock = threading.Lock()
     if _contexts.used:
         _contexts._made.clear()
+        _contexts._threads = None
         set_native(False, "tensorstore ran in this process before fork()")
 
 
@@ -187,6 +218,12 @@ _COUNTERS = {
     "/tensorstore/cache/kvs_cache_read": "chunks_decoded",  # (its "changed" category)
 }
 _counted_from: dict[str, int] = {}
+#: chunks of each direct read (``read_new``), tallied as ``native_reads`` and ``native_chunks``
+#: when the counters are asked: an append costs a direct read ~0.3 µs where ``stats.add`` (a
+#: lock, a dict of keywords) cost ~3 µs, and 10-15 µs on the caches a tensorstore read leaves
+_direct_reads: deque[int] = deque()
+_direct_totals = {"native_reads": 0, "native_chunks": 0}
+_FOLD_AT = 4096
 
 
 def _tensorstore_counts() -> dict[str, int]:
@@ -204,16 +241,43 @@ def _tensorstore_counts() -> dict[str, int]:
     return counts
 
 
+def _fold_direct_reads() -> dict[str, int]:
+    """The direct reads' tally, with every read appended since the last fold added in (a
+    ``popleft`` at a time: reads appending meanwhile lose nothing)."""
+    with _fold_lock:
+        reads = chunks = 0
+        while True:
+            try:
+                n = _direct_reads.popleft()
+            except IndexError:
+                break
+            reads += 1
+            chunks += n
+        _direct_totals["native_reads"] += reads
+        _direct_totals["native_chunks"] += chunks
+        return dict(_direct_totals)
+
+
+_fold_lock = threading.Lock()
+
+
+def _all_counts() -> dict[str, int]:
+    counts = _tensorstore_counts()
+    counts.update(_fold_direct_reads())
+    return counts
+
+
 def counters() -> dict[str, int]:
     """What the native path read since :func:`reset_counters`, for the engine's counters:
     requests, bytes fetched, chunks decoded (tensorstore's metrics count every use of it in
-    the process; zarrfs's native path is its one use in zarrfs's front ends)."""
-    return {k: v - _counted_from.get(k, 0) for k, v in _tensorstore_counts().items()}
+    the process; zarrfs's native path is its one use in zarrfs's front ends), and the direct
+    reads (``read_new``) with the chunks they touched."""
+    return {k: v - _counted_from.get(k, 0) for k, v in _all_counts().items()}
 
 
 def reset_counters() -> None:
     _counted_from.clear()
-    _counted_from.update(_tensorstore_counts())
+    _counted_from.update(_all_counts())
 
 
 # ---------------------------------------------------------------- the handle
@@ -245,16 +309,31 @@ class NativeArray:
     when the contexts change) and its reads. Built only for an array :func:`decide` accepts."""
 
     def __init__(
-        self, spec: dict, decision: Decision, chunk_shape: tuple[int, ...], path: str = ""
+        self,
+        spec: dict,
+        decision: Decision,
+        chunk_shape: tuple[int, ...],
+        path: str = "",
+        *,
+        shape: tuple[int, ...] = (),
+        dtype: np.dtype | None = None,
     ):
         self.path = path
         self.spec = spec
         self.decision = decision
         self.chunk_shape = chunk_shape
+        #: the array's shape and the data type zarrfs reads it as (its direct reads' bounds,
+        #: and whether tensorstore's array is the answer as it comes)
+        self.shape = shape
+        self.expected_dtype = dtype
         self._handles: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
-        #: the NumPy data type tensorstore reads the array as (set by the first handle)
+        #: the NumPy data type tensorstore reads the array as (set by the first handle), and
+        #: whether it is the one zarrfs reads it as (its arrays are then the answer as they come)
         self.dtype: np.dtype | None = None
+        self.reads_as_zarrfs = False
+        #: the largest direct read, in elements (``_DIRECT_BYTES``)
+        self._direct_elements = _DIRECT_BYTES // max(1, dtype.itemsize if dtype else 1)
 
     @classmethod
     def open(cls, store, path: str, meta, chunk_shape) -> tuple[NativeArray | None, Decision]:
@@ -263,7 +342,9 @@ class NativeArray:
         decision = decide(store, path, meta)
         if not decision.native:
             return None, decision
-        native = cls(native_rules.spec(store, path, meta), decision, chunk_shape, path)
+        spec = native_rules.spec(store, path, meta)
+        shape, dtype = tuple(meta.shape), meta.data_type.dtype
+        native = cls(spec, decision, chunk_shape, path, shape=shape, dtype=dtype)
         try:
             native.handle("once")
         except Exception as exc:  # noqa: BLE001 - tensorstore's refusal is a reason, not a failure
@@ -291,6 +372,7 @@ class NativeArray:
         with self._lock:
             self._handles[name] = (generation, opened)
             self.dtype = opened.dtype.numpy_dtype
+            self.reads_as_zarrfs = self.dtype == self.expected_dtype
         return opened
 
     # ------------------------------------------------------------ reads
@@ -311,25 +393,32 @@ class NativeArray:
         stats.add(native_reads=1, native_chunks=chunks)
         return True
 
-    def read_new(self, selection, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray | None:
+    def read_new(self, selection) -> np.ndarray | None:
         """A selection of non-negative integers and step-less slices (what scripts and the
         viewer ask; anything else is the planner's to normalise) read into an array
         tensorstore allocates: no second buffer, no copy, and as little Python as a read can
-        have. None when the selection is not one of those, or tensorstore failed (the caller
-        reads it again on the Python pipeline)."""
-        direct = _direct_index(selection, shape, self.chunk_shape)
-        if direct is None or direct[2] * dtype.itemsize > _DIRECT_BYTES:
+        have (a read's Python runs on the caches tensorstore's threads left: every call and
+        every object costs several times its ``timeit`` figure). None when the selection is
+        not one of those, or tensorstore failed (the caller reads it again on the Python
+        pipeline)."""
+        direct = _direct_index(selection, self.shape, self.chunk_shape)
+        if direct is None or direct[2] > self._direct_elements:
             return None
-        index, chunks, _ = direct
         try:
-            handle = self.handle("once")
-            if self.dtype != dtype:  # NumPy's casts are the Python path's
+            made = self._handles.get("once")  # handle("once"), inline where it is made
+            if made is not None and made[0] == _contexts.generation:
+                handle = made[1]
+            else:
+                handle = self.handle("once")
+            if not self.reads_as_zarrfs:  # NumPy's casts are the Python path's
                 return None
-            result = handle[index].read().result()
+            result = handle[direct[0]].read().result()
         except Exception as exc:  # noqa: BLE001 - read again by the Python pipeline
             self._failed(exc)
             return None
-        stats.add(native_reads=1, native_chunks=chunks)
+        _direct_reads.append(direct[1])
+        if len(_direct_reads) > _FOLD_AT:
+            _fold_direct_reads()
         return result
 
     def read_async(
@@ -542,4 +631,5 @@ __all__ = [
     "native_enabled",
     "set_cache_size",
     "set_native",
+    "set_threads",
 ]
