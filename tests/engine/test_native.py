@@ -506,3 +506,18 @@ def test_every_context_reads_with_one_pool_of_copy_threads(tmp_path, monkeypatch
         scheduler._threads = saved
         engine.set_threads()
         engine.set_cache_size(512 << 20)
+
+
+def test_a_kept_chunk_is_served_again_without_touching_its_file(tmp_path):
+    """Chunks kept in the native path's cache pool are trusted as the chunk table's are: a
+    second read of them makes no request (tensorstore's default opened and stat'ed every
+    chunk's file again on every read)."""
+    data = np.arange(64 * 64, dtype=np.uint16).reshape(64, 64)
+    arr = engine.open(str(_write(tmp_path / "a.zarr", data, chunks=(16, 16))))
+    assert arr.read_path.native
+    assert (arr.read_flat(0, 32 * 64) == data[:32].ravel()).all()
+    engine.reset_stats()
+    assert (arr.read_flat(0, 32 * 64) == data[:32].ravel()).all()
+    assert (arr.submit((slice(0, 32), slice(8, 40))).result(timeout=30) == data[:32, 8:40]).all()
+    counted = engine.stats()
+    assert counted["requests"] == 0 and counted["native_reads"] == 2
