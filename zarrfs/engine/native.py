@@ -198,6 +198,8 @@ def clear_caches() -> None:
 def _after_fork_in_child() -> None:
     """tensorstore's threads do not survive ``fork()``: a child of a process that used them
     reads on the Python pipeline (the mount forks before it opens anything, so it is not one)."""
+    global _fold_lock
+    _fold_lock = threading.Lock()
     _contexts.lock = threading.Lock()
     if _contexts.used:
         _contexts._made.clear()
@@ -223,6 +225,7 @@ _counted_from: dict[str, int] = {}
 #: lock, a dict of keywords) cost ~3 µs, and 10-15 µs on the caches a tensorstore read leaves
 _direct_reads: deque[int] = deque()
 _direct_totals = {"native_reads": 0, "native_chunks": 0}
+_fold_lock = threading.Lock()
 _FOLD_AT = 4096
 
 
@@ -256,9 +259,6 @@ def _fold_direct_reads() -> dict[str, int]:
         _direct_totals["native_reads"] += reads
         _direct_totals["native_chunks"] += chunks
         return dict(_direct_totals)
-
-
-_fold_lock = threading.Lock()
 
 
 def _all_counts() -> dict[str, int]:
