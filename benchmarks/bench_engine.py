@@ -539,8 +539,9 @@ def balanced_orders(engines: list, rng: random.Random):
     read right after zarr-python's read or the Python pipeline's took 0.60-0.69 ms, right after
     tensorstore's or zarrfs's native one 0.39-0.46 ms, for zarrfs and tensorstore alike. With a
     random order per repeat, 15 repeats gave one engine four reads after zarr-python's and
-    another none, and the same seed every run the same bias: the native path with 16 threads
-    measured 1.21-1.29x its default on that window, run after run, the same code."""
+    another none, and the same seed every run the same bias (with separate tensorstore thread
+    pools, benchmarks/README.md, the native path with 16 threads measured 1.21-1.29x its
+    default on that window, run after run)."""
     n = len(engines)
     first, low, high = [0], 1, n - 1
     while len(first) < n:  # 0, 1, n-1, 2, n-2, ...: each difference mod n once
