@@ -508,6 +508,21 @@ def test_every_context_reads_with_one_pool_of_copy_threads(tmp_path, monkeypatch
         engine.set_cache_size(512 << 20)
 
 
+def test_a_fresh_handle_sees_chunks_rewritten_since_an_earlier_one_kept_them(tmp_path):
+    """Kept chunks are trusted only by the handle that kept them: after another writer
+    rewrites the array, a fresh handle reads the new values, not the shared pool's old ones."""
+    old = np.arange(64 * 64, dtype=np.uint16).reshape(64, 64)
+    path = _write(tmp_path / "a.zarr", old, chunks=(16, 16))
+    first = engine.open(str(path))
+    assert first.read_path.native
+    assert (first.read_flat(0, 64 * 64) == old.ravel()).all()
+    new = old[::-1].copy()
+    zarr.open_array(str(path), mode="r+")[...] = new  # same sizes: only the bytes differ
+    again = engine.open(str(path))
+    assert (again.read_flat(0, 64 * 64) == new.ravel()).all()
+    assert (again.submit((slice(0, 64), slice(0, 64))).result(timeout=30) == new).all()
+
+
 def test_a_kept_chunk_is_served_again_without_touching_its_file(tmp_path):
     """Chunks kept in the native path's cache pool are trusted as the chunk table's are: a
     second read of them makes no request (tensorstore's default opened and stat'ed every

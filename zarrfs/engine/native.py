@@ -366,9 +366,11 @@ class NativeArray:
             made = self._handles.get(name)
             if made is not None and made[0] == generation:
                 return made[1]
-        # a kept chunk is trusted, as the chunk table's are (not checked against its file's
-        # generation on every read: tensorstore's default opened and stat'ed each file again)
-        spec = {**self.spec, "recheck_cached_data": False}
+        # a chunk kept since this handle opened is trusted, as the chunk table's are (not
+        # checked against its file's generation on every read: tensorstore's default opened
+        # and stat'ed each file again); one kept before it (an earlier handle's, in the shared
+        # pool) is checked once: a fresh handle sees the store as it is now
+        spec = {**self.spec, "recheck_cached_data": "open"}
         if strict:
             spec["fill_missing_data_reads"] = False
         opened = ts.open(spec, read=True, open=True, assume_metadata=True, context=context)
