@@ -611,3 +611,30 @@ def test_small_reads_go_on_request_threads_larger_ones_through_the_loop(
     np.testing.assert_array_equal(arr[...], data)  # 64 chunks
     assert len(calls) == 64 and {name for name, _ in calls} == {"start"}
     assert server.stats.round_trips() == 1
+
+
+def test_a_read_never_waits_behind_requests_stalled_on_the_request_threads(
+    http_server, volume, monkeypatch
+):
+    """Request threads are bounded; once all of them wait (here on a stalled server), a read
+    of another server goes through the event loop instead of queueing behind them."""
+    from zarrfs.engine import store_async
+
+    root, data = volume
+    monkeypatch.setattr(store_async, "_MAX_THREADS", 16)
+    stalled, healthy = http_server(root), http_server(root)
+    slow = zarrfs.open(stalled.url + "/plain")
+    fast = zarrfs.open(healthy.url + "/plain")
+    stalled.faults.stall(STALL, pattern=r"c/1/")
+    future = slow.submit((1,))  # 16 requests, one on each of the 16 threads
+    deadline = time.monotonic() + 10
+    while stalled.stats.in_flight < 16 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stalled.stats.in_flight == 16
+    started = []
+    original = Objects.start
+    monkeypatch.setattr(Objects, "start", lambda self, *a: started.append(a) or original(self, *a))
+    t0 = time.monotonic()
+    np.testing.assert_array_equal(fast[2], data[2])
+    assert time.monotonic() - t0 < STALL / 2 and len(started) == 16
+    np.testing.assert_array_equal(future.result(timeout=30), data[1])

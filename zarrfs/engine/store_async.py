@@ -189,21 +189,32 @@ _IDLE_SECONDS = 60.0
 
 def on_threads(requests: Sequence[ByteRequest]) -> bool:
     """Whether a stream's requests go on request threads: few enough that starting them
-    one thread after the other costs less than a round trip, and none a suffix."""
-    return len(requests) <= THREADED_REQUESTS and all(
-        r.start is None or r.start >= 0 for r in requests
+    one thread after the other costs less than a round trip, none a suffix, and a thread
+    free for each (never queued behind other reads' requests, which may be stalled on
+    another server: those go through the loop instead)."""
+    n = len(requests)
+    return (
+        n <= THREADED_REQUESTS
+        and all(r.start is None or r.start >= 0 for r in requests)
+        and _threads.room() >= n
     )
 
 
 class _RequestThreads:
     """Daemon threads that each wait for one blocking request at a time, started as needed
-    (up to :data:`_MAX_THREADS`; more requests wait their turn) and ended when idle.
+    (up to :data:`_MAX_THREADS`; a read finding none free goes through the loop) and ended
+    when idle.
     Daemons: a request abandoned by its reader never holds up the process's exit."""
 
     def __init__(self) -> None:
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.lock = threading.Lock()
         self.threads = self.idle = self.queued = 0
+
+    def room(self) -> int:
+        """Requests that would each find a thread now (idle, or one that may be started)."""
+        with self.lock:
+            return self.idle - self.queued + _MAX_THREADS - self.threads
 
     def submit(self, job: Callable[[], None]) -> None:
         with self.lock:
