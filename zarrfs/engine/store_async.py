@@ -223,7 +223,12 @@ class _RequestThreads:
             self.threads += spawn
         self.jobs.put(job)
         if spawn:
-            threading.Thread(target=self._work, name="zarrfs-request", daemon=True).start()
+            try:
+                threading.Thread(target=self._work, name="zarrfs-request", daemon=True).start()
+            except RuntimeError:  # no thread to be had (a process limit): the read fails
+                with self.lock:
+                    self.threads -= 1
+                raise
 
     def _work(self) -> None:
         while True:
@@ -343,9 +348,10 @@ def arrivals(
     request thread where the transport has one and the read is small
     (:func:`on_threads`), else started on ``loop`` (None: fsspec's)."""
     arrived: queue.SimpleQueue = queue.SimpleQueue()
+    batch: _Batch | _OnThreads | None = None
     try:
         if get is not None and on_threads(requests):
-            batch: _Batch | _OnThreads = _OnThreads(requests, full_path, get, arrived)
+            batch = _OnThreads(requests, full_path, get, arrived)
             batch.begin()
             alive: Callable[[], bool] = _always
         else:
@@ -354,6 +360,8 @@ def arrivals(
             loop.call_soon_threadsafe(batch.begin)
             alive = loop.is_running
     except Exception as exc:  # noqa: BLE001 - e.g. a filesystem used across fork()
+        if batch is not None:  # (what it started is dropped; the collector back on)
+            batch.end(early=True)
         yield [(i, exc) for i in range(len(requests))]
         return
     yield from _taken(arrived, batch, alive, url, requests, stop)
