@@ -631,7 +631,8 @@ def print_http_peers(results: list[Result]) -> None:
     print(
         "\nHTTP, every client: median ms per read, worst round trips/requests, and CPU µs per "
         "request (decoding included): the process's / on the threads Python knows (the GIL's "
-        "part; the rest ran on Rust's or C++'s own threads)"
+        "part, and for zarrfs's reads of up to 32 requests obstore's work on zarrfs's request "
+        "threads, without the GIL; the rest ran on Rust's or C++'s own threads)"
     )
     head = f"{'case':<28}" + "".join(f"{SHORT[n]:>27}" for n in names)
     print(head)
@@ -647,9 +648,11 @@ def print_http_peers(results: list[Result]) -> None:
 
 def _python_cpu() -> float:
     """CPU seconds so far of the threads Python knows (the caller, event loops, pools), each
-    from its own clock: the part of a client's work that runs with the GIL at hand. Not
-    counted: Rust's and C++'s own threads (obstore's runtime and its hand-over threads, which
-    take the GIL for a moment per answer; tensorstore's), nor Python threads that ended."""
+    from its own clock: the part of a client's work that runs with the GIL at hand, and
+    zarrfs's request threads (``store_async``), which wait in obstore's blocking calls and so
+    also do obstore's work for their request, without the GIL. Not counted: Rust's and C++'s
+    own threads (obstore's runtime and its hand-over threads, which take the GIL for a moment
+    per answer; tensorstore's), nor Python threads that ended."""
     total = 0.0
     for thread in threading.enumerate():
         try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import threading
 import time
 from pathlib import Path
 
@@ -39,6 +40,16 @@ LATENCY = 0.4
 STALL = 3.0
 
 
+@pytest.fixture(params=["threads", "loop"])
+def request_path(request, monkeypatch):
+    """obstore's requests each on a request thread (small reads), or all started on the
+    event loop (larger ones): every failure behaves the same on either."""
+    from zarrfs.engine import store_async
+
+    monkeypatch.setattr(store_async, "THREADED_REQUESTS", 1024 if request.param == "threads" else 0)
+    return request.param
+
+
 def _expected(corpus_dir: Path, entry_id: str) -> tuple[dict, np.ndarray]:
     manifest = json.loads((corpus_dir / "manifest.json").read_text())
     entry = next(e for e in manifest["entries"] if e["id"] == entry_id)
@@ -54,6 +65,7 @@ def volume(zarr_writer):
     return plain.root, data
 
 
+@pytest.mark.usefixtures("request_path")
 def test_plane_in_one_round_trip(http_server, volume):
     root, data = volume
     server = http_server(root, latency=LATENCY)
@@ -115,6 +127,7 @@ def test_missing_chunk_is_fill_over_http(http_server, zarr_writer):
     np.testing.assert_array_equal(zarrfs.open(server.url)["array"][...], data)
 
 
+@pytest.mark.usefixtures("request_path")
 def test_transient_5xx_is_retried(http_server, volume):
     root, data = volume
     server = http_server(root)
@@ -123,6 +136,7 @@ def test_transient_5xx_is_retried(http_server, volume):
     np.testing.assert_array_equal(arr[0, :64, :64], data[0, :64, :64])
 
 
+@pytest.mark.usefixtures("request_path")
 def test_persistent_5xx_is_a_store_error(http_server, volume):
     root, _ = volume
     server = http_server(root)
@@ -135,6 +149,7 @@ def test_persistent_5xx_is_a_store_error(http_server, volume):
     assert arr[1, 0, 0] == arr[1, :64, :64][0, 0]  # and the next read works
 
 
+@pytest.mark.usefixtures("request_path")
 def test_truncated_body_is_an_error_not_wrong_data(http_server, volume):
     root, data = volume
     server = http_server(root)
@@ -146,6 +161,7 @@ def test_truncated_body_is_an_error_not_wrong_data(http_server, volume):
     np.testing.assert_array_equal(arr[3, :64, :64], data[3, :64, :64])
 
 
+@pytest.mark.usefixtures("request_path")
 def test_stall_times_out(http_server, volume, monkeypatch):
     root, _ = volume
     monkeypatch.setenv("ZARRFS_TIMEOUT", "1")
@@ -194,6 +210,7 @@ def test_listing_children_is_two_round_trips(http_server, zarr_writer):
     assert listings == ["/g"], server.stats.log  # the new handle's; none for the old one
 
 
+@pytest.mark.usefixtures("request_path")
 def test_unreachable_store_fails_fast_after_first_error(http_server, volume):
     root, _ = volume
     server = http_server(root)
@@ -227,6 +244,7 @@ def test_stored_size_local_s3_and_unknown_over_http(http_server, s3_store, volum
 
 
 @pytest.mark.parametrize("path, stalled", [("plain", r"c/1/3/3$"), ("sharded", r"c/1/1/1$")])
+@pytest.mark.usefixtures("request_path")
 def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, volume, path, stalled):
     """Each chunk is decoded and placed as its response arrives (a whole shard: as that shard
     arrives), not after the slowest response of the read."""
@@ -257,6 +275,7 @@ def test_chunks_land_while_a_slow_response_is_still_on_the_wire(http_server, vol
     ],
     ids=["chunks", "shard index"],
 )
+@pytest.mark.usefixtures("request_path")
 def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume, path, selection):
     root, data = volume
     server = http_server(root)
@@ -275,6 +294,7 @@ def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume, 
     np.testing.assert_array_equal(arr[selection], data[selection])  # read later, in full
 
 
+@pytest.mark.usefixtures("request_path")
 def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkeypatch):
     """Every request of a read starts with the cyclic collector off (a full collection in the
     middle of a burst of sends puts the rest a round trip late); it is on again after."""
@@ -282,13 +302,16 @@ def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkey
     server = http_server(root)
     arr = zarrfs.open(server.url + "/plain")
     states = []
-    original = Objects.start
 
-    def recording(self, *args, **kwargs):
-        states.append(gc.isenabled())
-        return original(self, *args, **kwargs)
+    def recording(original):
+        def call(self, *args, **kwargs):
+            states.append(gc.isenabled())
+            return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Objects, "start", recording)
+        return call
+
+    monkeypatch.setattr(Objects, "start", recording(Objects.start))
+    monkeypatch.setattr(Objects, "get", recording(Objects.get))
     assert gc.isenabled()
     np.testing.assert_array_equal(arr[1], data[1])
     assert states == [False] * 16
@@ -346,6 +369,7 @@ def test_names_that_are_url_syntax_read_over_http(
         np.testing.assert_array_equal(g[name][...], expected)  # not the fill value, 0
 
 
+@pytest.mark.usefixtures("request_path")
 def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, volume, monkeypatch):
     """No answer: the request is tried twice (one timeout each), not four times; then the
     store counts as down for a few seconds, so that a program retrying the read (the kernel
@@ -365,6 +389,7 @@ def test_a_stalled_store_fails_after_two_timeouts_then_fails_fast(http_server, v
     assert server.stats.in_flight == 2 and server.stats.records() == []  # no third request
 
 
+@pytest.mark.usefixtures("request_path")
 def test_a_stalled_chunk_fails_at_once_for_a_moment_then_is_fetched_again(
     http_server, volume, monkeypatch
 ):
@@ -437,6 +462,7 @@ def test_s3_reads_each_object_with_one_get(s3_store, volume, monkeypatch):
 
 
 @pytest.mark.parametrize("transport", ["obstore", "fsspec"])
+@pytest.mark.usefixtures("request_path")
 def test_a_server_that_ignores_ranges_still_reads_right(tmp_path, zarr_writer, transport):
     """``python -m http.server`` answers every Range request with the whole file (200): the
     asked bytes are sliced out of it (obstore refuses such an answer once; the store then reads
@@ -551,3 +577,64 @@ def test_a_piece_of_a_body_is_its_own_copy_unless_it_is_all_of_it():
     assert piece(body, 0, 400) is body  # asked past its end: all there is (the caller checks)
     assert piece(body, 95, 105) == bytes(range(95, 100))
     assert piece(b"abcdef", 2, 4) == b"cd"
+
+
+def test_small_reads_go_on_request_threads_larger_ones_through_the_loop(
+    http_server, volume, monkeypatch
+):
+    """A read of a few chunks waits for each on a thread of its own (its body reaches Python
+    there, no hop through the event loop); one of many chunks starts them all from the loop
+    (one thread starting hundreds sends them within a round trip). Same bytes either way."""
+    from zarrfs.engine import store_async
+
+    root, data = volume
+    server = http_server(root, latency=LATENCY)
+    arr = zarrfs.open(server.url + "/plain")
+    calls: list[tuple[str, str]] = []
+
+    def recording(name, original):
+        def call(self, key, req):
+            calls.append((name, threading.current_thread().name))
+            return original(self, key, req)
+
+        return call
+
+    monkeypatch.setattr(Objects, "start", recording("start", Objects.start))
+    monkeypatch.setattr(Objects, "get", recording("get", Objects.get))
+    server.stats.reset()
+    np.testing.assert_array_equal(arr[2], data[2])  # 16 chunks
+    assert 16 <= store_async.THREADED_REQUESTS < 64
+    assert len(calls) == 16 and set(calls) == {("get", "zarrfs-request")}
+    assert server.stats.round_trips() == 1
+    calls.clear()
+    server.stats.reset()
+    np.testing.assert_array_equal(arr[...], data)  # 64 chunks
+    assert len(calls) == 64 and {name for name, _ in calls} == {"start"}
+    assert server.stats.round_trips() == 1
+
+
+def test_a_read_never_waits_behind_requests_stalled_on_the_request_threads(
+    http_server, volume, monkeypatch
+):
+    """Request threads are bounded; once all of them wait (here on a stalled server), a read
+    of another server goes through the event loop instead of queueing behind them."""
+    from zarrfs.engine import store_async
+
+    root, data = volume
+    monkeypatch.setattr(store_async, "_MAX_THREADS", 16)
+    stalled, healthy = http_server(root), http_server(root)
+    slow = zarrfs.open(stalled.url + "/plain")
+    fast = zarrfs.open(healthy.url + "/plain")
+    stalled.faults.stall(STALL, pattern=r"c/1/")
+    future = slow.submit((1,))  # 16 requests, one on each of the 16 threads
+    deadline = time.monotonic() + 10
+    while stalled.stats.in_flight < 16 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert stalled.stats.in_flight == 16
+    started = []
+    original = Objects.start
+    monkeypatch.setattr(Objects, "start", lambda self, *a: started.append(a) or original(self, *a))
+    t0 = time.monotonic()
+    np.testing.assert_array_equal(fast[2], data[2])
+    assert time.monotonic() - t0 < STALL / 2 and len(started) == 16
+    np.testing.assert_array_equal(future.result(timeout=30), data[1])

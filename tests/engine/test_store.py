@@ -188,3 +188,46 @@ def test_read_each_takes_a_store_that_refused_every_request_as_down(store, monke
     assert asked == ["c/0", "c/1"]  # not asked again
     assert [e.key for e in again] == ["c/0", "empty"]
     assert all("unreachable" in str(e) for e in again)
+
+
+def test_request_threads_retry_each_request_and_stop_with_the_reader(monkeypatch):
+    """On request threads (a transport's blocking ``get``) each request is retried on its own
+    while it fails transiently, each answer reaches the reader as it lands, and a reader that
+    stops early ends the stream at once, without waiting for a request still on the wire."""
+    import collections
+    import threading
+    import time
+
+    from zarrfs.engine import store_async, store_faults
+
+    monkeypatch.setattr(store_faults, "RETRY_DELAY", 0.0)
+    calls: collections.Counter = collections.Counter()
+    threads = set()
+    release = threading.Event()
+
+    def get(path: str, req: ByteRequest) -> bytes:
+        calls[path] += 1
+        threads.add(threading.current_thread().name)
+        if path == "/k1" and calls[path] == 1:
+            raise ConnectionResetError("reset")  # transient: asked again
+        if path == "/k2":
+            release.wait(10)  # on the wire until the test ends
+            return b"late"
+        return f"body {path}".encode()
+
+    requests = [ByteRequest(f"k{i}") for i in range(3)]
+    stream = store_async.arrivals(None, None, "x://", requests, lambda key: f"/{key}", None, get)
+    got: dict[int, object] = {}
+    try:
+        for burst in stream:
+            got.update(burst)
+            if len(got) == 2:
+                break
+        t0 = time.monotonic()
+        stream.close()  # the reader stops: the stream ends without the third answer
+        assert time.monotonic() - t0 < 1
+        assert got == {0: b"body /k0", 1: b"body /k1"}
+        assert calls == {"/k0": 1, "/k1": 2, "/k2": 1}
+        assert threads == {"zarrfs-request"}
+    finally:
+        release.set()

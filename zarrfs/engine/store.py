@@ -357,9 +357,11 @@ class Store:
     ) -> Iterator[list[tuple[int, object]]]:
         if self.objects is not None:
             start, loop, path = self.objects.start, None, self.object_key
+            get = self.objects.get
         else:
             start, loop, path = store_async.fsspec_start(self.fs), self.fs.loop, self.full_path
-        return store_async.arrivals(loop, start, self.url, requests, path, stop)
+            get = None
+        return store_async.arrivals(loop, start, self.url, requests, path, stop, get)
 
     def _is_absent(self, exc: BaseException) -> bool:
         return is_absent(exc, self.protocols)

@@ -151,15 +151,7 @@ class Objects:
         (the store's concern). A server that ignores ranges fails such a request once
         (:class:`~.store_faults.RangeIgnored`, retried at once): from then on its objects are
         read whole, and the store slices the ranges it asked."""
-        global _RUNTIME_PID
-        if _RUNTIME_PID != os.getpid():
-            if _RUNTIME_PID is not None:  # forked after obstore's threads started: none here
-                raise RuntimeError(
-                    "obstore's runtime was started before this process was forked; read "
-                    "remote stores in a process that did not inherit it (multiprocessing "
-                    "'spawn' or 'forkserver')"
-                )
-            _RUNTIME_PID = os.getpid()
+        _check_runtime()
         if self.prefix:
             key = f"{self.prefix}/{key}"
         if not self.ranges:
@@ -178,20 +170,39 @@ class Objects:
         future.add_done_callback(self._ranges_ignored)
         return future
 
+    def get(self, key: str, req: ByteRequest):
+        """One GET on the calling thread, which waits for it without the GIL: its body, as
+        :meth:`start` gives it (``store_async`` calls this on its request threads: the body
+        reaches Python on the thread that waited for it, with no hop through the event
+        loop). Not for suffix ranges (some services need two requests for one)."""
+        _check_runtime()
+        if self.prefix:
+            key = f"{self.prefix}/{key}"
+        if not self.ranges:
+            return _sliced(self._obs.get(self.store, key).bytes(), req)
+        if req.end is not None and req.end <= (req.start or 0):
+            return b""
+        end = _PAST_ANY_END if req.end is None else req.end
+        try:
+            return self._obs.get_range(self.store, key, start=req.start or 0, end=end)
+        except Exception as exc:
+            self._note_failure(exc)
+            raise
+
     def _ranges_ignored(self, future: asyncio.Future) -> None:
         exc = None if future.cancelled() else future.exception()
-        if exc is not None and isinstance(plain(exc), RangeIgnored):
+        if exc is not None:
+            self._note_failure(exc)
+
+    def _note_failure(self, exc: BaseException) -> None:
+        if isinstance(plain(exc), RangeIgnored):
             log.info("%s ignores Range requests: reading its objects whole", self.store)
             self.ranges = False
 
     async def _whole(self, key: str, req: ByteRequest):
         """The whole object, sliced as ``req`` asks (a server that ignores ranges)."""
         result = await self._obs.get_async(self.store, key)
-        data = await result.bytes_async()
-        if req.start is None:
-            return data
-        data = bytes(data)
-        return data[req.start :] if req.start < 0 else data[req.start : req.end]
+        return _sliced(await result.bytes_async(), req)
 
     async def _suffix(self, key: str, length: int):
         if self.service == "azure":  # Blob Storage takes no suffix range: its size first
@@ -242,6 +253,28 @@ class Objects:
                     raise failure from exc
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_runtime() -> None:
+    """Refuse requests in a forked child of a process whose requests started obstore's
+    runtime (it inherited the runtime without its threads: nothing would answer)."""
+    global _RUNTIME_PID
+    if _RUNTIME_PID != os.getpid():
+        if _RUNTIME_PID is not None:
+            raise RuntimeError(
+                "obstore's runtime was started before this process was forked; read "
+                "remote stores in a process that did not inherit it (multiprocessing "
+                "'spawn' or 'forkserver')"
+            )
+        _RUNTIME_PID = os.getpid()
+
+
+def _sliced(data, req: ByteRequest):
+    """What ``req`` asks of a whole object's body (a server that ignores ranges)."""
+    if req.start is None:
+        return data
+    data = bytes(data)
+    return data[req.start :] if req.start < 0 else data[req.start : req.end]
 
 
 def forget_stores() -> None:
