@@ -502,3 +502,54 @@ def test_the_lean_loop_names_files_under_a_root_holding_percent_signs(
     before = engine.stats()["requests"]
     np.testing.assert_array_equal(arr[...], data)
     assert engine.stats()["requests"] - before == 16 and not careful
+
+
+# ------------------------------------------------------------------------------ bands
+
+
+def _counting_bands(monkeypatch) -> list[int]:
+    """The size of every band the lean loop places (chunks placed in one assignment)."""
+    sizes: list[int] = []
+    real = reader._Stage.place
+
+    def place(self, m, *args):
+        sizes.append(m)
+        return real(self, m, *args)
+
+    monkeypatch.setattr(reader._Stage, "place", place)
+    return sizes
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"chunks": (1, 16, 16), "compressors": zc.BloscCodec(cname="zstd")},
+        {"chunks": (2, 8, 16), "compressors": None},
+        {"chunks": (1, 8, 8), "shards": (1, 32, 32), "compressors": zc.BloscCodec(cname="lz4")},
+    ],
+    ids=["blosc", "raw", "sharded"],
+)
+def test_the_lean_loop_places_chunks_side_by_side_as_bands(zarr_writer, monkeypatch, layout):
+    """Chunks side by side along the output's last axis are placed together, up to a band's
+    chunks at a time; selections cutting chunks (windows, strides, integers, reversed axes)
+    and chunks kept in the table (a second read) read as zarr-python wrote them."""
+    data = _data((5, 70, 300), dtype=">i4" if layout["compressors"] is None else "<u2")
+    w = zarr_writer(data, **layout)
+    arr = zarrfs.open(str(w.root))["array"]
+    sizes = _counting_bands(monkeypatch)
+    np.testing.assert_array_equal(arr[2], data[2])
+    assert max(sizes) == min(reader._BAND_CHUNKS, 300 // layout["chunks"][-1])  # a row, banded
+    assert sum(sizes) >= (70 // layout["chunks"][1]) * (300 // layout["chunks"][-1]) - 2
+    for sel in [
+        (1, slice(3, 61), slice(5, 290)),
+        (slice(1, 4), slice(None), slice(17, 200)),
+        (3, slice(None, None, -1), slice(2, 299, 3)),
+        (4, 33, slice(None)),
+        (slice(None), slice(10, 20), 150),
+        (slice(0, 5, 2), slice(60, 8, -3), slice(None, None, -1)),
+    ]:
+        np.testing.assert_array_equal(arr[sel], data[sel])
+    engine.set_cache_size(512 * 2**20)  # read twice: the second read keeps its chunks
+    for _ in range(3):
+        np.testing.assert_array_equal(arr[0], data[0])
+    assert engine.cache_info()["items"] > 0
