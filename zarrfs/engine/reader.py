@@ -32,6 +32,7 @@ import functools
 import itertools
 import logging
 import math
+import operator
 import threading
 import time
 import typing
@@ -192,9 +193,7 @@ class ArrayReader:
         for view, chunks in absent:  # planned from stored data: these chunks are not stored
             view[...] = self.fill
             stats.add(chunks_missing=chunks)
-        by_chunk: dict[tuple[int, ...], typing.Sequence[Target]] = defaultdict(list)
-        for t in targets:
-            by_chunk[t[0].chunk_coords].append(t)  # type: ignore[attr-defined]
+        by_chunk = _by_chunk(targets)
         read = Read(
             by_chunk,
             token,
@@ -629,6 +628,23 @@ _KEEP_BATCH = 16
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task
 _BATCH_BYTES = 4 << 20
+
+
+def _by_chunk(targets: list[Target]) -> dict[tuple[int, ...], typing.Sequence[Target]]:
+    """The targets of each chunk, in the order first asked: where each chunk has one (a
+    read into one output), built with no Python call per chunk; else gathered in lists."""
+    coords = list(map(_coords_of, map(_first, targets)))
+    by_chunk = dict(zip(coords, zip(targets), strict=True))  # (each target as a 1-tuple)
+    if len(by_chunk) == len(targets):
+        return by_chunk
+    gathered: dict[tuple[int, ...], typing.Sequence[Target]] = defaultdict(list)
+    for c, t in zip(coords, targets, strict=True):
+        gathered[c].append(t)  # type: ignore[attr-defined]
+    return gathered
+
+
+_first = operator.itemgetter(0)
+_coords_of = operator.attrgetter("chunk_coords")
 
 
 def _task_size(chunks: int, chunk_nbytes: int) -> int:
