@@ -67,9 +67,9 @@ class Root:
                 self._fd = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             return self._fd
 
-    def __del__(self):
+    def __del__(self, _close=os.close):  # (bound now: at exit, ``os`` may be gone already)
         if self._fd is not None:
-            os.close(self._fd)
+            _close(self._fd)
 
     def __repr__(self) -> str:
         return f"Root({self.path!r})"
