@@ -336,7 +336,9 @@ class ArrayReader:
         Returns the chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
-        keeps = read.keeps if read.caching else None
+        # whether a chunk is kept: "reused" asks its entry (no call), other modes keeps()
+        reused = read.caching and read.keep == "reused"
+        keeps = read.keeps if read.caching and not reused else None
         cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
         stage = _Stage.take(self)
         chunks, decoders, slots, place = stage.chunks, stage.decoders, stage.slots, stage.place
@@ -390,7 +392,7 @@ class ArrayReader:
                     band_start, band_stop = osel[-1].start, osel[-1].stop
                 else:  # (a chunk that cannot join a band: placed at once)
                     out[osel] = chunk[sel]
-                if keeps is None or not keeps(coords):  # (keeps() asks owned: del after it)
+                if not (entry.reread if reused else keeps and keeps(coords)):  # (owned: del after)
                     del owned[coords]
                     done.append(entry)
                     continue
