@@ -168,30 +168,18 @@ def whole_file_reader(root: Root | None, expect: int) -> Callable[[bytes], bytes
         return None
     pread, close = os.pread, os.close
     if root is None:
-        open_fd = functools.partial(os.open, flags=_OPEN_FLAGS)
-    else:
+        open_fd, extra = functools.partial(os.open, flags=_OPEN_FLAGS), ()
+    else:  # openat2 called through C-level partial: no Python call before the system call
         call = _openat2_call()
         if call is None:
             return None
         syscall, how_ref, how_size = call
-        dirfd = root.fd()
-
-        def read_below(path: bytes) -> bytes:  # (openat2 called here: no Python call between)
-            fd = syscall(_OPENAT2, dirfd, path, how_ref, how_size)
-            if fd < 0:
-                raise _errno_error()
-            try:
-                data = pread(fd, expect, 0)
-            finally:
-                close(fd)
-            if len(data) < expect:
-                return data
-            raise NotWhole
-
-        return read_below
+        open_fd, extra = functools.partial(syscall, _OPENAT2, root.fd()), (how_ref, how_size)
 
     def read(path: bytes) -> bytes:
-        fd = open_fd(path)
+        fd = open_fd(path, *extra)
+        if fd < 0:  # (openat2's failure: -1 and errno)
+            raise _errno_error()
         try:
             data = pread(fd, expect, 0)
         finally:
