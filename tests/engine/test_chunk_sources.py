@@ -553,3 +553,20 @@ def test_the_lean_loop_places_chunks_side_by_side_as_bands(zarr_writer, monkeypa
     for _ in range(3):
         np.testing.assert_array_equal(arr[0], data[0])
     assert engine.cache_info()["items"] > 0
+
+
+def test_a_thread_keeps_a_stage_only_for_small_chunks(zarr_writer, monkeypatch):
+    """The stage the lean loop decodes into stays on its thread for the next task only when
+    small (at most 512 KiB): a thread that once read 1 MiB chunks holds no 1 MiB buffer."""
+    import threading
+
+    monkeypatch.setattr(reader._Stage, "_local", threading.local())
+    big = _data((512, 512), dtype="<f4")  # one chunk of 1 MiB: read on the calling thread
+    arr = zarrfs.open(str(zarr_writer(big, chunks=(512, 512)).root))["array"]
+    np.testing.assert_array_equal(arr[...], big)
+    assert getattr(reader._Stage._local, "stage", None) is None
+    small = _data((64, 256))
+    arr = zarrfs.open(str(zarr_writer(small, path="small", chunks=(16, 16)).root))["small"]
+    np.testing.assert_array_equal(arr[...], small)
+    stage = reader._Stage._local.stage
+    assert stage.slots == 16 and stage.stack.nbytes == 16 * 16 * 16 * 2

@@ -552,7 +552,8 @@ _NO_COPY = {"copy": False} if np.lib.NumpyVersion(np.__version__) >= "2.1.0" els
 class _Stage:
     """A thread's slots for decoded chunks waiting to be placed as one band, the chain's
     decoder bound to each slot: kept on the thread from task to task for the same chain and
-    chunk (its decoders made once, its memory faulted in once)."""
+    chunk (its decoders made once, its memory faulted in once), when it is at most
+    :data:`_BAND_BYTES` (a stage for larger chunks is one chunk's, made for its task)."""
 
     __slots__ = ("busy", "chain", "chunks", "decoders", "dtype", "shape", "slots", "stack")
 
@@ -584,8 +585,8 @@ class _Stage:
             or stage.dtype != dtype
         ):
             fresh = cls(reader, dtype)
-            if stage is None or not stage.busy:
-                local.stage = fresh
+            if (stage is None or not stage.busy) and fresh.stack.nbytes <= _BAND_BYTES:
+                local.stage = fresh  # (a larger one, for chunks over 512 KiB, is not kept)
             stage = fresh
         stage.busy = True
         return stage
