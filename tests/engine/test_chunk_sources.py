@@ -557,7 +557,8 @@ def test_the_lean_loop_places_chunks_side_by_side_as_bands(zarr_writer, monkeypa
 
 def test_a_thread_keeps_a_stage_only_for_small_chunks(zarr_writer, monkeypatch):
     """The stage the lean loop decodes into stays on its thread for the next task only when
-    small (at most 512 KiB): a thread that once read 1 MiB chunks holds no 1 MiB buffer."""
+    small (at most 512 KiB): a thread that once read 1 MiB chunks holds no 1 MiB buffer; the
+    next array's stage lies in the same memory (faulted in once per thread)."""
     import threading
 
     monkeypatch.setattr(reader._Stage, "_local", threading.local())
@@ -570,3 +571,8 @@ def test_a_thread_keeps_a_stage_only_for_small_chunks(zarr_writer, monkeypatch):
     np.testing.assert_array_equal(arr[...], small)
     stage = reader._Stage._local.stage
     assert stage.slots == 16 and stage.stack.nbytes == 16 * 16 * 16 * 2
+    other = _data((32, 512), dtype="<f8", seed=5)  # another array: the thread's memory again
+    arr = zarrfs.open(str(zarr_writer(other, path="other", chunks=(8, 32)).root))["other"]
+    np.testing.assert_array_equal(arr[...], other)
+    again = reader._Stage._local.stage
+    assert again is not stage and np.shares_memory(again.stack, stage.stack)

@@ -552,18 +552,23 @@ _NO_COPY = {"copy": False} if np.lib.NumpyVersion(np.__version__) >= "2.1.0" els
 class _Stage:
     """A thread's slots for decoded chunks waiting to be placed as one band, the chain's
     decoder bound to each slot: kept on the thread from task to task for the same chain and
-    chunk (its decoders made once, its memory faulted in once), when it is at most
-    :data:`_BAND_BYTES` (a stage for larger chunks is one chunk's, made for its task)."""
+    chunk (its decoders made once). Its memory, at most :data:`_BAND_BYTES`, is the thread's
+    own, kept across chains and arrays (faulted in once: a fresh handle's new chain, or a
+    pool of 16 threads taking turns, would otherwise fault in 512 KiB a task); a stage for
+    larger chunks is one chunk's, made for its task and not kept."""
 
     __slots__ = ("busy", "chain", "chunks", "decoders", "dtype", "shape", "slots", "stack")
 
     _local = threading.local()
 
-    def __init__(self, reader: ArrayReader, dtype: np.dtype):
+    def __init__(self, reader: ArrayReader, dtype: np.dtype, memory: np.ndarray | None):
         nbytes = reader._chunk_nbytes
         self.chain, self.dtype, self.shape = reader.chain, dtype, reader.chunk_shape
         self.slots = slots = max(1, min(_BAND_CHUNKS, _BAND_BYTES // max(1, nbytes)))
-        flat = np.empty((slots, nbytes), np.uint8)
+        if memory is not None and slots * nbytes <= memory.nbytes:
+            flat = memory[: slots * nbytes].reshape(slots, nbytes)
+        else:
+            flat = np.empty((slots, nbytes), np.uint8)
         #: the slots as one array (slots, *chunk shape), and each as a chunk
         self.stack = flat.view(dtype).reshape(slots, *self.shape)
         self.chunks = [self.stack[i : i + 1].reshape(self.shape) for i in range(slots)]
@@ -573,7 +578,8 @@ class _Stage:
     @classmethod
     def take(cls, reader: ArrayReader) -> _Stage:
         """The calling thread's stage for this reader's chunks (a new one where it has none
-        for them, or its own is in use), marked in use until :meth:`give_back`."""
+        for them, on the thread's memory unless its own stage is in use), marked in use
+        until :meth:`give_back`."""
         local = cls._local
         stage = getattr(local, "stage", None)
         dtype = typing.cast(np.dtype, reader._decoded_dtype)  # (not None: see _lean)
@@ -584,10 +590,15 @@ class _Stage:
             or stage.shape != reader.chunk_shape
             or stage.dtype != dtype
         ):
-            fresh = cls(reader, dtype)
-            if (stage is None or not stage.busy) and fresh.stack.nbytes <= _BAND_BYTES:
-                local.stage = fresh  # (a larger one, for chunks over 512 KiB, is not kept)
-            stage = fresh
+            if stage is not None and stage.busy:  # (a read within a read: memory of its own)
+                stage = cls(reader, dtype, None)
+            else:
+                memory = getattr(local, "memory", None)
+                if memory is None:
+                    memory = local.memory = np.empty(_BAND_BYTES, np.uint8)
+                stage = cls(reader, dtype, memory)
+                if stage.stack.nbytes <= _BAND_BYTES:  # (on the thread's memory: kept)
+                    local.stage = stage
         stage.busy = True
         return stage
 
