@@ -167,8 +167,9 @@ def whole_file_reader(root: Root | None, expect: int) -> Callable[[bytes], bytes
     if not 0 < expect <= _ONE_CALL:
         return None
     pread, close = os.pread, os.close
+    extra: tuple = ()
     if root is None:
-        open_fd, extra = functools.partial(os.open, flags=_OPEN_FLAGS), ()
+        open_fd = functools.partial(os.open, flags=_OPEN_FLAGS)
     else:  # openat2 called through C-level partial: no Python call before the system call
         call = _openat2_call()
         if call is None:

@@ -345,7 +345,10 @@ class ArrayReader:
         decoded = missing = 0
         # the band waiting in the stage: m chunks, decoded into slots 0..m-1, all of one
         # output and chunk selection, side by side along the last axis up to band_stop
-        m, band_out, band_sel, band_lead, band_start, band_stop = 0, None, None, None, 0, 0
+        band_out: typing.Any = None  # (an output array once a band begins)
+        band_sel: typing.Any = None
+        band_lead: typing.Any = None
+        m, band_start, band_stop = 0, 0, 0
         try:
             for coords, body, start, stop in self.source.spans(task.coords):
                 if cancelled():
@@ -546,7 +549,9 @@ def _banded(sel: tuple, osel: tuple) -> bool:
 
 
 #: reshape that refuses to copy (NumPy 2.1 on; splitting one axis never needs a copy anyway)
-_NO_COPY = {"copy": False} if np.lib.NumpyVersion(np.__version__) >= "2.1.0" else {}
+_NO_COPY: dict[str, typing.Any] = (
+    {"copy": False} if np.lib.NumpyVersion(np.__version__) >= "2.1.0" else {}
+)
 
 
 class _Stage:
@@ -614,7 +619,8 @@ class _Stage:
         band = self.stack[:m][(slice(None), *sel)]  # (m, *piece)
         n = band.ndim - 1
         region = out[(*lead, slice(start, stop))]  # (*piece[:-1], m * piece[-1])
-        region = region.reshape(*region.shape[:-1], m, -1, **_NO_COPY)  # (an axis split)
+        split = (*region.shape[:-1], m, -1)
+        region = region.reshape(split, **_NO_COPY)  # (an axis split)
         region[...] = band.transpose(*range(1, n), 0, n)
 
 
