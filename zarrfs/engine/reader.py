@@ -33,7 +33,6 @@ import itertools
 import logging
 import math
 import operator
-import threading
 import time
 import typing
 import weakref
@@ -324,90 +323,57 @@ class ArrayReader:
         parallel rather than queue for the GIL. The source gives each chunk's bytes as a
         :data:`~fetch.Span` (a local file named by C-level formatting and read in three
         system calls; an inner chunk's place in its shard's range, read range by range, no
-        copy); the chain's function bound to a slot of the thread's :class:`_Stage` decodes
-        it (:meth:`CodecChain.decoder_into`); chunks side by side along the output's last
-        axis wait in the stage and are placed as one *band*, one NumPy assignment for up to
-        :data:`_BAND_BYTES` of them (:meth:`_Stage.place`: a chunk placed alone cost ~3 µs
-        of Python and a hand-over of the GIL each); the table settles them under one lock
-        for many chunks (at the task's end; a chunk to keep, copied out of the stage,
-        :data:`_KEEP_BATCH` at a time): no Python call, no GC-tracked object per chunk not
-        kept. Any other chunk (absent, failing, waited for by another read, decoded straight
-        into the output) goes through :meth:`_one`: one logic for every other outcome.
-        Returns the chunks loaded and missing."""
+        copy); the chain's function bound to the task's buffer decodes it
+        (:meth:`CodecChain.decoder_into`); one numpy assignment places it; the table settles
+        it under one lock for many chunks (at the task's end; a chunk to keep, copied out of
+        the buffer, :data:`_KEEP_BATCH` at a time): no Python call, no GC-tracked object per
+        chunk not kept. Any other chunk (absent, failing, waited for by another read, decoded
+        straight into the output) goes through :meth:`_one`: one logic for every other
+        outcome. Returns the chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
         # whether a chunk is kept: "reused" asks its entry (no call), other modes keeps()
         reused = read.caching and read.keep == "reused"
         keeps = read.keeps if read.caching and not reused else None
         cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
-        stage = _Stage.take(self)
-        chunks, decoders, slots, place = stage.chunks, stage.decoders, stage.slots, stage.place
+        dtype = typing.cast(np.dtype, self._decoded_dtype)  # (not None: see _lean)
+        flat, chunk = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
+        decode = self.chain.decoder_into(flat)
         decoded = missing = 0
-        # the band waiting in the stage: m chunks, decoded into slots 0..m-1, all of one
-        # output and chunk selection, side by side along the last axis up to band_stop
-        band_out: typing.Any = None  # (an output array once a band begins)
-        band_sel: typing.Any = None
-        band_lead: typing.Any = None
-        m, band_start, band_stop = 0, 0, 0
-        try:
-            for coords, body, start, stop in self.source.spans(task.coords):
-                if cancelled():
-                    break
-                targets = by_chunk[coords]
-                entry = owned.get(coords)
-                if (
-                    type(body) is not bytes
-                    or entry is None
-                    or entry.event is not None
-                    or len(targets) != 1
-                    # (a whole chunk the output may take in place: _one asks, once an output)
-                    or (targets[0][0].whole_chunk and direct.get(id(targets[0][1])) is not False)
-                ):
-                    status = one(read, span_fetched(coords, body, start, stop), task, dropped)
-                    decoded += status == "loaded"
-                    missing += status == "missing"
-                    continue
-                req, out = targets[0]
-                sel, osel = req.chunk_selection, req.out_selection
-                if (
-                    m
-                    and (
-                        m == slots
-                        or out is not band_out
-                        or sel != band_sel  # (equal: so is the band's shape, and osel's length)
-                        or osel[-1].start != band_stop
-                        or osel[:-1] != band_lead
-                    )
-                ):
-                    place(m, band_out, band_lead, band_start, band_stop, band_sel)
-                    m = 0
-                try:
-                    decoders[m](body, start, stop)
-                except ChunkDecodeError:  # decoded again by _one: the error with its context
-                    one(read, span_fetched(coords, body, start, stop), task, dropped)
-                    continue
-                decoded += 1
-                chunk = chunks[m]
-                if m:
-                    m, band_stop = m + 1, osel[-1].stop
-                elif _banded(sel, osel):
-                    m, band_out, band_sel, band_lead = 1, out, sel, osel[:-1]
-                    band_start, band_stop = osel[-1].start, osel[-1].stop
-                else:  # (a chunk that cannot join a band: placed at once)
-                    out[osel] = chunk[sel]
-                if not (entry.reread if reused else keeps and keeps(coords)):  # (owned: del after)
-                    del owned[coords]
-                    done.append(entry)
-                    continue
+        for coords, body, start, stop in self.source.spans(task.coords):
+            if cancelled():
+                break
+            targets = by_chunk[coords]
+            entry = owned.get(coords)
+            if (
+                type(body) is not bytes
+                or entry is None
+                or entry.event is not None
+                or len(targets) != 1
+                # (a whole chunk the output may take in place: _one asks, once an output)
+                or (targets[0][0].whole_chunk and direct.get(id(targets[0][1])) is not False)
+            ):
+                status = one(read, span_fetched(coords, body, start, stop), task, dropped)
+                decoded += status == "loaded"
+                missing += status == "missing"
+                continue
+            try:
+                decode(body, start, stop)
+            except ChunkDecodeError:  # decoded again by _one: the error with its context
+                one(read, span_fetched(coords, body, start, stop), task, dropped)
+                continue
+            req, out = targets[0]
+            out[req.out_selection] = chunk[req.chunk_selection]
+            decoded += 1
+            if not (entry.reread if reused else keeps and keeps(coords)):  # (owned: del after)
                 del owned[coords]
-                kept.append((entry, _tuple(ChunkResult, ("loaded", chunk.copy(), None))))
-                if len(kept) >= _KEEP_BATCH:  # (a read waiting for one waits no longer than this)
-                    cache.chunks.keep_settled(kept)
-                    kept.clear()
-            if m:
-                place(m, band_out, band_lead, band_start, band_stop, band_sel)
-        finally:
-            stage.give_back()
+                done.append(entry)
+                continue
+            del owned[coords]
+            kept.append((entry, _tuple(ChunkResult, ("loaded", chunk.copy(), None))))
+            if len(kept) >= _KEEP_BATCH:  # (a read waiting for one waits no longer than this)
+                cache.chunks.keep_settled(kept)
+                kept.clear()
         return decoded, missing
 
     def _settle(self, read: Read, done: Decoded, dropped: tuple | None = None) -> None:
@@ -536,93 +502,6 @@ class ArrayReader:
 
 
 _tuple = tuple.__new__
-
-#: chunks one band may hold (a thread's stage), and their decoded bytes at most: 16 chunks of
-#: 32 KiB; a chunk of more than half of it is placed alone (its own copy dwarfs a call's Python)
-_BAND_CHUNKS = 16
-_BAND_BYTES = 512 << 10
-
-
-def _banded(sel: tuple, osel: tuple) -> bool:
-    """Whether a chunk can begin a band: its last axis kept (a slice), written forwards."""
-    return bool(osel) and type(sel[-1]) is slice and osel[-1].step is None
-
-
-#: reshape that refuses to copy (NumPy 2.1 on; splitting one axis never needs a copy anyway)
-_NO_COPY: dict[str, typing.Any] = (
-    {"copy": False} if np.lib.NumpyVersion(np.__version__) >= "2.1.0" else {}
-)
-
-
-class _Stage:
-    """A thread's slots for decoded chunks waiting to be placed as one band, the chain's
-    decoder bound to each slot: kept on the thread from task to task for the same chain and
-    chunk (its decoders made once). Its memory, at most :data:`_BAND_BYTES`, is the thread's
-    own, kept across chains and arrays (faulted in once: a fresh handle's new chain, or a
-    pool of 16 threads taking turns, would otherwise fault in 512 KiB a task); a stage for
-    larger chunks is one chunk's, made for its task and not kept."""
-
-    __slots__ = ("busy", "chain", "chunks", "decoders", "dtype", "shape", "slots", "stack")
-
-    _local = threading.local()
-
-    def __init__(self, reader: ArrayReader, dtype: np.dtype, memory: np.ndarray | None):
-        nbytes = reader._chunk_nbytes
-        self.chain, self.dtype, self.shape = reader.chain, dtype, reader.chunk_shape
-        self.slots = slots = max(1, min(_BAND_CHUNKS, _BAND_BYTES // max(1, nbytes)))
-        if memory is not None and slots * nbytes <= memory.nbytes:
-            flat = memory[: slots * nbytes].reshape(slots, nbytes)
-        else:
-            flat = np.empty((slots, nbytes), np.uint8)
-        #: the slots as one array (slots, *chunk shape), and each as a chunk
-        self.stack = flat.view(dtype).reshape(slots, *self.shape)
-        self.chunks = [self.stack[i : i + 1].reshape(self.shape) for i in range(slots)]
-        self.decoders = [reader.chain.decoder_into(flat[i]) for i in range(slots)]
-        self.busy = False
-
-    @classmethod
-    def take(cls, reader: ArrayReader) -> _Stage:
-        """The calling thread's stage for this reader's chunks (a new one where it has none
-        for them, on the thread's memory unless its own stage is in use), marked in use
-        until :meth:`give_back`."""
-        local = cls._local
-        stage = getattr(local, "stage", None)
-        dtype = typing.cast(np.dtype, reader._decoded_dtype)  # (not None: see _lean)
-        if (
-            stage is None
-            or stage.busy
-            or stage.chain is not reader.chain
-            or stage.shape != reader.chunk_shape
-            or stage.dtype != dtype
-        ):
-            if stage is not None and stage.busy:  # (a read within a read: memory of its own)
-                stage = cls(reader, dtype, None)
-            else:
-                memory = getattr(local, "memory", None)
-                if memory is None:
-                    memory = local.memory = np.empty(_BAND_BYTES, np.uint8)
-                stage = cls(reader, dtype, memory)
-                if stage.stack.nbytes <= _BAND_BYTES:  # (on the thread's memory: kept)
-                    local.stage = stage
-        stage.busy = True
-        return stage
-
-    def give_back(self) -> None:
-        self.busy = False
-
-    def place(self, m: int, out: np.ndarray, lead: tuple, start: int, stop: int, sel) -> None:
-        """The band of the first ``m`` slots into ``out[(*lead, start:stop)]``: each slot's
-        ``sel`` side by side along the last axis, in one assignment."""
-        if m == 1:
-            out[(*lead, slice(start, stop))] = self.chunks[0][sel]
-            return
-        band = self.stack[:m][(slice(None), *sel)]  # (m, *piece)
-        n = band.ndim - 1
-        region = out[(*lead, slice(start, stop))]  # (*piece[:-1], m * piece[-1])
-        split = (*region.shape[:-1], m, -1)
-        region = region.reshape(split, **_NO_COPY)  # (an axis split)
-        region[...] = band.transpose(*range(1, n), 0, n)
-
 
 #: a number for each metadata object read, which the chunks decoded for it are cached under: a
 #: metadata read again (another open()) is another array to the cache. (A digest of the
