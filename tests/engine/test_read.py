@@ -433,7 +433,7 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
 def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch):
     """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
     (not kept: the cache off, or read for the first time); partial chunks go through the
-    task's buffer and one copy; a chunk read again is decoded into memory the cache keeps."""
+    lean loop's stage and one copy; a chunk read again is decoded into memory the cache keeps."""
     import zarrfs.engine.reader as reader
 
     monkeypatch.setattr(reader, "SMALL_CHUNK", 0)  # these 1.5 KiB chunks stand for large ones
@@ -470,9 +470,10 @@ def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypa
                 )
                 assert where() == ["output"] * (15 if not capacity else 8)  # all in place
                 np.testing.assert_array_equal(arr[0, 5:40], data[0, 5:40])
-                # rows 0-15 and 32-47 are partial: a buffer, then a copy; rows 16-31 lie
-                # whole inside the selection and are decoded in place
-                assert where() == ["buffer", "buffer", "output"]
+                # rows 0-15 and 32-47 are partial: the lean loop decodes them into its
+                # stage and copies them (no _decode); rows 16-31 lie whole inside the
+                # selection and are decoded in place
+                assert where() == ["output"]
                 np.testing.assert_array_equal(arr[1], data[1])  # read again
                 assert where() == ["kept" if capacity else "output"] * 4
             finally:

@@ -67,9 +67,9 @@ class Root:
                 self._fd = os.open(self.path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             return self._fd
 
-    def __del__(self):
+    def __del__(self, _close=os.close):  # (bound now: at exit, ``os`` may be gone already)
         if self._fd is not None:
-            os.close(self._fd)
+            _close(self._fd)
 
     def __repr__(self) -> str:
         return f"Root({self.path!r})"
@@ -84,29 +84,47 @@ class _OpenHow(ctypes.Structure):
 
 
 @functools.cache
-def _openat2() -> Callable[[int, bytes], int] | None:
-    """``openat2(dirfd, path, RESOLVE_BENEATH)`` for reading, or None where the kernel (or a
-    seccomp filter) does not offer it."""
+def _openat2_call() -> tuple[Callable[..., int], object, int] | None:
+    """What ``openat2(dirfd, path, RESOLVE_BENEATH)`` for reading is called with:
+    ``syscall(_OPENAT2, dirfd, path, how, how_size)`` gives the descriptor, or -1 with
+    ``ctypes.get_errno()``; None where the kernel (or a seccomp filter) does not offer it."""
     try:
         syscall = ctypes.CDLL(None, use_errno=True).syscall
     except (OSError, AttributeError):
         return None
     syscall.restype = ctypes.c_long
     how = _OpenHow(_OPEN_FLAGS, 0, _RESOLVE_BENEATH | _RESOLVE_NO_MAGICLINKS)
-
     how_ref, how_size = ctypes.byref(how), ctypes.sizeof(how)  # (made once, not per open)
+    root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = syscall(_OPENAT2, root, b".", how_ref, how_size)
+    finally:
+        os.close(root)
+    if fd < 0:
+        return None
+    os.close(fd)
+    return syscall, how_ref, how_size
+
+
+def _errno_error() -> OSError:
+    code = ctypes.get_errno()
+    return OSError(code, os.strerror(code))
+
+
+@functools.cache
+def _openat2() -> Callable[[int, bytes], int] | None:
+    """``openat2(dirfd, path, RESOLVE_BENEATH)`` for reading, or None where it is missing."""
+    call = _openat2_call()
+    if call is None:
+        return None
+    syscall, how_ref, how_size = call
 
     def openat2(dirfd: int, path: bytes) -> int:
         fd = syscall(_OPENAT2, dirfd, path, how_ref, how_size)
         if fd < 0:
-            code = ctypes.get_errno()
-            raise OSError(code, os.strerror(code))
+            raise _errno_error()
         return fd
 
-    try:
-        os.close(openat2(os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC), b"."))
-    except OSError:
-        return None
     return openat2
 
 
@@ -148,17 +166,21 @@ def whole_file_reader(root: Root | None, expect: int) -> Callable[[bytes], bytes
     is missing or ``expect`` is not a size read in one call."""
     if not 0 < expect <= _ONE_CALL:
         return None
-    if root is not None:
-        openat2 = _openat2()
-        if openat2 is None:
-            return None
-        open_fd: Callable[[bytes], int] = functools.partial(openat2, root.fd())
-    else:
-        open_fd = functools.partial(os.open, flags=_OPEN_FLAGS)
     pread, close = os.pread, os.close
+    extra: tuple = ()
+    if root is None:
+        open_fd = functools.partial(os.open, flags=_OPEN_FLAGS)
+    else:  # openat2 called through C-level partial: no Python call before the system call
+        call = _openat2_call()
+        if call is None:
+            return None
+        syscall, how_ref, how_size = call
+        open_fd, extra = functools.partial(syscall, _OPENAT2, root.fd()), (how_ref, how_size)
 
     def read(path: bytes) -> bytes:
-        fd = open_fd(path)
+        fd = open_fd(path, *extra)
+        if fd < 0:  # (openat2's failure: -1 and errno)
+            raise _errno_error()
         try:
             data = pread(fd, expect, 0)
         finally:

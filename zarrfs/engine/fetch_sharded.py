@@ -111,8 +111,14 @@ class ShardedChunks(ChunkSource):
     def order(self, coords):
         """Shard by shard (C order within): a task's chunks then share shards, each of which
         is read in one range (in plain C order, a task of one z-layer took half of each of
-        several shards, and two tasks each read a range spanning every shard's middle)."""
-        return sorted(coords, key=lambda c: self.shard_coords(c) + c)
+        several shards, and two tasks each read a range spanning every shard's middle).
+        Sorted by NumPy (a Python key per chunk took 0.5-1 ms of a 256-chunk plane, on the
+        calling thread before any task began)."""
+        if len(coords) < 2:
+            return list(coords)
+        at = np.array(coords, dtype=np.int64).reshape(len(coords), -1)
+        keys = np.concatenate([at // np.array(self.cps, dtype=np.int64), at], axis=1)
+        return [coords[i] for i in np.lexsort(keys.T[::-1]).tolist()]
 
     # --------------------------------------------------------------- fetch
     def arrivals(self, coords_list, stop=None):

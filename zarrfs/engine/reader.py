@@ -32,6 +32,7 @@ import functools
 import itertools
 import logging
 import math
+import operator
 import time
 import typing
 import weakref
@@ -78,7 +79,7 @@ class Read:
     """One read under way: its targets by chunk, how it reports and what it keeps, the chunks
     it claimed (each settled once), and its first failure."""
 
-    by_chunk: dict[tuple[int, ...], list[Target]]
+    by_chunk: dict[tuple[int, ...], typing.Sequence[Target]]
     token: scheduler.CancelToken
     on_chunk: Callable[[ChunkEvent], None] | None
     keep: str
@@ -191,9 +192,7 @@ class ArrayReader:
         for view, chunks in absent:  # planned from stored data: these chunks are not stored
             view[...] = self.fill
             stats.add(chunks_missing=chunks)
-        by_chunk: dict[tuple[int, ...], list[Target]] = defaultdict(list)
-        for t in targets:
-            by_chunk[t[0].chunk_coords].append(t)
+        by_chunk = _by_chunk(targets)
         read = Read(
             by_chunk,
             token,
@@ -333,7 +332,9 @@ class ArrayReader:
         outcome. Returns the chunks loaded and missing."""
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
-        keeps = read.keeps if read.caching else None
+        # whether a chunk is kept: "reused" asks its entry (no call), other modes keeps()
+        reused = read.caching and read.keep == "reused"
+        keeps = read.keeps if read.caching and not reused else None
         cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
         dtype = typing.cast(np.dtype, self._decoded_dtype)  # (not None: see _lean)
         flat, chunk = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
@@ -349,7 +350,8 @@ class ArrayReader:
                 or entry is None
                 or entry.event is not None
                 or len(targets) != 1
-                or direct.get(id(targets[0][1])) is not False
+                # (a whole chunk the output may take in place: _one asks, once an output)
+                or (targets[0][0].whole_chunk and direct.get(id(targets[0][1])) is not False)
             ):
                 status = one(read, span_fetched(coords, body, start, stop), task, dropped)
                 decoded += status == "loaded"
@@ -363,7 +365,7 @@ class ArrayReader:
             req, out = targets[0]
             out[req.out_selection] = chunk[req.chunk_selection]
             decoded += 1
-            if keeps is None or not keeps(coords):  # (keeps() asks owned: del after it)
+            if not (entry.reread if reused else keeps and keeps(coords)):  # (owned: del after)
                 del owned[coords]
                 done.append(entry)
                 continue
@@ -525,6 +527,23 @@ _KEEP_BATCH = 16
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task
 _BATCH_BYTES = 4 << 20
+
+
+def _by_chunk(targets: list[Target]) -> dict[tuple[int, ...], typing.Sequence[Target]]:
+    """The targets of each chunk, in the order first asked: where each chunk has one (a
+    read into one output), built with no Python call per chunk; else gathered in lists."""
+    coords = list(map(_coords_of, map(_first, targets)))
+    by_chunk = dict(zip(coords, zip(targets), strict=True))  # (each target as a 1-tuple)
+    if len(by_chunk) == len(targets):
+        return by_chunk
+    gathered: dict[tuple[int, ...], typing.Sequence[Target]] = defaultdict(list)
+    for c, t in zip(coords, targets, strict=True):
+        gathered[c].append(t)  # type: ignore[attr-defined]
+    return gathered
+
+
+_first = operator.itemgetter(0)
+_coords_of = operator.attrgetter("chunk_coords")
 
 
 def _task_size(chunks: int, chunk_nbytes: int) -> int:
