@@ -60,6 +60,7 @@ class ColouredImageItem(pg.ImageItem):
         self._again = False  # the values, levels or colour map changed since it was asked
         self._shown: tuple[QImage, QRectF] | None = None  # the picture on screen, and where
         self._asked = 0  # pictures asked for, in order: each one's number
+        self._asked_rect: QRectF | None = None  # where the last one asked for is drawn
         self._shown_number = 0  # the number of the one on screen (an older one is dropped)
         self._histogram: tuple = (None, None)  # of the values of the picture on screen
         #: automatic contrast (``contrast.AutoLevels``): levels found with each picture;
@@ -75,6 +76,7 @@ class ColouredImageItem(pg.ImageItem):
         """No values: no picture, and none of those being made will show."""
         self.prepareGeometryChange()
         self._shown, self._shown_number = None, self._asked + 1
+        self._asked_rect = None
         self._histogram = (None, None)
         super().clear()
 
@@ -111,15 +113,18 @@ class ColouredImageItem(pg.ImageItem):
             super().render()
             return
         self._asked += 1
+        self._asked_rect = rect = self._rect()
         made = _colour(self.image, self._levels(), self._table(), self.auto)
-        self._show(self._asked, made, self._rect())
+        self._show(self._asked, made, rect)
         self._renderRequired = False
 
     def colour(self) -> None:
-        """Ask for the picture of new values now, not at the next paint: the controller says
-        a plane is ``finished`` once its picture is on screen, and ``busy`` says so from here
-        (an item off screen or transparent is not painted soon)."""
-        if self._renderRequired:
+        """Ask for the picture of new values (or of values moved, ``setRect``) now, not at the
+        next paint: the controller says a plane is ``finished`` once its picture is on screen,
+        and ``busy`` says so from here (an item off screen or transparent is not painted
+        soon). Called once the values are where they lie: a picture is drawn where its
+        values lay when it was asked for."""
+        if self._renderRequired or self._moved():
             self._renderRequired = False
             self._ask()
 
@@ -136,7 +141,7 @@ class ColouredImageItem(pg.ImageItem):
             self._shown = None
             super().paint(painter, *args)
             return
-        if self._renderRequired:
+        if self._renderRequired or self._moved():
             self._renderRequired = False
             self._ask()
         if self._shown is not None:
@@ -170,10 +175,11 @@ class ColouredImageItem(pg.ImageItem):
             return
         self._colouring, self._again = True, False
         self._asked += 1
+        self._asked_rect = rect = self._rect()
         job = functools.partial(_colour, self.image, self._levels(), self._table(), self.auto)
         future = self.jobs().submit(job)
         done = functools.partial(post_to_handle, self._handle, "_coloured", self._asked)
-        future.add_done_callback(functools.partial(done, self._rect()))
+        future.add_done_callback(functools.partial(done, rect))
 
     def _coloured(self, number: int, rect: QRectF, future) -> None:
         self._colouring = False
@@ -182,7 +188,7 @@ class ColouredImageItem(pg.ImageItem):
             logger.error("colouring the plane failed", exc_info=error)
         elif not future.cancelled() and self.image is not None:
             self._show(number, future.result(), rect)
-        if self._again:
+        if self._again or self._moved():  # changed, or moved, since it was asked for
             self._ask()
         self.coloured.emit()
 
@@ -195,6 +201,16 @@ class ColouredImageItem(pg.ImageItem):
     def _table(self) -> np.ndarray:
         lut = self.lut(self.image, 256) if callable(self.lut) else self.lut
         return colouring.argb_table(lut)
+
+    def _moved(self) -> bool:
+        """Whether the values lie elsewhere than the last picture asked for is drawn: the item
+        was moved after it was asked for (a new view's values handed over, then placed)."""
+        return (
+            self._asked_rect is not None
+            and not self._again
+            and self.colourable()
+            and self._asked_rect != self._rect()
+        )
 
     def _rect(self) -> QRectF:
         """Where the values lie now, in the parent's coordinates (a picture is drawn there)."""

@@ -482,6 +482,8 @@ class PlaneController(QObject):
             other.setVisible(False)
         g = self.request.geometry  # after setImage: the rect scales by the image's size
         item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
+        if isinstance(item, ColouredImageItem):  # asked once the values are where they lie
+            item.colour()  # busy from now until the picture is on screen
         self.painted.emit(generation)
         self._refine()
         self._check_finished()
@@ -534,7 +536,6 @@ class PlaneController(QObject):
                 fallback=self.current_levels or (0.0, 1.0),
             )
             item.setImage(display, autoLevels=False)  # its levels stay until the new ones
-        item.colour()  # busy from now until the picture is on screen
 
     def _levels_found(self, levels) -> None:
         self.current_levels = (float(levels[0]), float(levels[1]))
