@@ -119,14 +119,21 @@ def test_the_screen_is_the_colour_map_of_the_true_values(window, idle, tmp_path)
     assert_on_screen(view, tas[7], range(3, 11), range(5, 13))
 
 
+def open_random_plane(window, path, side: int, chunk: int, seed: int, missing) -> np.ndarray:
+    """A ``side`` x ``side`` float32 plane of random values in 0..40, NaN at ``missing`` (a
+    block), written by zarr-python and opened in ``window``; its values."""
+    data = np.random.default_rng(seed).random((side, side), dtype=np.float32) * 40
+    data[missing] = np.nan
+    arr = zarr.create_array(path, shape=data.shape, chunks=(chunk, chunk), dtype="f4")
+    arr[:] = data
+    window.open_store(str(path), {})
+    return data
+
+
 def test_zooming_in_shows_every_element(window, idle, tmp_path):
     """A plane larger than the screen is drawn from every n-th element; zoomed in, from each."""
-    rng = np.random.default_rng(11)
-    data = rng.random((3000, 3000), dtype=np.float32) * 40
-    data[1500:1530, 1500:1512] = np.nan
-    big = zarr.create_array(tmp_path / "big.zarr", shape=data.shape, chunks=(500, 500), dtype="f4")
-    big[:] = data
-    window.open_store(str(tmp_path / "big.zarr"), {})
+    missing = np.s_[1500:1530, 1500:1512]
+    data = open_random_plane(window, tmp_path / "big.zarr", 3000, 500, 11, missing)
     idle(window, 60)
     view = window.image
     view.missing.set_colour("magenta")
@@ -148,12 +155,7 @@ def test_a_new_view_that_lands_whole_before_it_is_drawn_is_drawn_where_it_lies(
     the GUI thread until both have: what a starved GUI thread sees."""
     from zarrfs.viewer import landing, plane_controller
 
-    rng = np.random.default_rng(12)
-    data = rng.random((1200, 1200), dtype=np.float32) * 40
-    data[600:610, 600:606] = np.nan
-    arr = zarr.create_array(tmp_path / "z.zarr", shape=data.shape, chunks=(200, 200), dtype="f4")
-    arr[:] = data
-    window.open_store(str(tmp_path / "z.zarr"), {})
+    data = open_random_plane(window, tmp_path / "z.zarr", 1200, 200, 12, np.s_[600:610, 600:606])
     idle(window)
     view = window.image
     view.missing.set_colour("magenta")
