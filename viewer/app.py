@@ -45,6 +45,9 @@ def make_app(argv: list[str] | None = None):
     app = QApplication.instance()
     if app is None:
         limit_heap_fragmentation()
+        from .gui_share import leave_a_cpu_to_the_gui_thread
+
+        leave_a_cpu_to_the_gui_thread()
         app = QApplication(argv if argv is not None else [sys.argv[0]])
         app.setApplicationName("zarrfs viewer")
         app.setOrganizationName("zarrfs")

@@ -1,39 +1,98 @@
-"""The colour scale beside the image: colormaps by name, and a histogram for any data.
+"""The colour scale beside the image: colormaps by name, a histogram for any data, and the
+automatic contrast.
 
-The histogram beside the image is made from a sample of the plane's values, on the worker
-that colours its picture (``sample_histogram``).
+The histogram beside the image and the automatic levels are made from one sample of the
+plane's values (``found_levels``), on the worker that colours its picture: the GUI thread
+never looks at the plane's values for them.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+
+from . import transforms
+
+#: values a plane is sampled down to for its histogram and its automatic levels
+SAMPLE = 65_536
+
+
+def sample_step(shape: tuple[int, ...]) -> int:
+    """The stride, along both axes, that leaves about ``SAMPLE`` values of a plane."""
+    return max(1, math.ceil(math.sqrt(math.prod(shape) / SAMPLE)))
+
+
+def on_grid(plane: np.ndarray) -> np.ndarray:
+    """The sampled pixels of a 2-D plane (a view): every ``sample_step``-th row and column."""
+    step = sample_step(plane.shape)
+    return plane[::step, ::step]
+
+
+def sample(image: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """The finite values (float64) of a 2-D plane's sampled pixels (``on_grid``), of those
+    where ``mask`` (on the same grid: the pixels that hold values) is true."""
+    with np.errstate(all="ignore"):
+        values = np.asarray(on_grid(image), dtype=np.float64)
+    if mask is not None:
+        values = values[mask]
+    values = values.ravel()
+    return values[np.isfinite(values)]
+
+
+def histogram(values: np.ndarray, bins: int = 256):
+    """``(bin starts, counts)`` of a sample (``sample``); ``(None, None)`` for no values or a
+    range too narrow (or too wide) for ``bins`` finite bins."""
+    if values.size == 0:
+        return None, None
+    lo, hi = float(values.min()), float(values.max())
+    if not hi > lo:
+        hi = lo + 1.0
+    try:
+        counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
+    except ValueError:
+        return None, None
+    return edges[:-1], counts
 
 
 def sample_histogram(image: np.ndarray | None, bins: int = 256):
     """``(bin starts, counts)`` of the finite values of a 2-D plane, from a sample of about
     64 Ki of them (the histogram beside the image needs only its shape); ``(None, None)`` for
-    no values, a composite, or a range too narrow (or too wide) for ``bins`` finite bins.
-    pyqtgraph's own ``ImageItem.getHistogram`` raises on inf and on int64 extremes and looks at
-    every value. Plain NumPy: it runs on the colouring worker (``coloured_image``)."""
+    no values or a composite. pyqtgraph's own ``ImageItem.getHistogram`` raises on inf and on
+    int64 extremes and looks at every value."""
     if image is None or image.size == 0 or image.ndim != 2:
         return None, None
-    step = max(1, math.ceil(math.sqrt(image.size / 65_536)))
-    with np.errstate(all="ignore"):
-        sample = np.asarray(image[::step, ::step], dtype=np.float64).ravel()
-    sample = sample[np.isfinite(sample)]
-    if sample.size == 0:
-        return None, None
-    lo, hi = float(sample.min()), float(sample.max())
-    if not hi > lo:
-        hi = lo + 1.0
-    try:
-        counts, edges = np.histogram(sample, bins=bins, range=(lo, hi))
-    except ValueError:
-        return None, None
-    return edges[:-1], counts
+    return histogram(sample(image), bins)
+
+
+@dataclass(frozen=True)
+class AutoLevels:
+    """Automatic contrast: the levels are found in the plane's sample (``found``), on the
+    worker that colours it, with its histogram; the GUI thread hands this over with the
+    values."""
+
+    mask: np.ndarray | None  # on the sample's grid: the pixels that hold values (None: all)
+    centre: float | None  # levels made symmetric around it (a diverging colormap's middle)
+    fallback: tuple[float, float]  # when the sample has no finite value
+
+    def found(self, values: np.ndarray) -> tuple[float, float]:
+        """The levels of a sample (``sample``): its 0.5th and 99.5th percentiles, centred."""
+        levels = transforms.robust_levels(values)
+        return self.fallback if levels is None else transforms.centred(levels, self.centre)
+
+
+def found_levels(image, auto: AutoLevels | None):
+    """The histogram of ``image`` (a 2-D plane) and, with ``auto``, its automatic levels (else
+    None), from one sample: ``((bin starts, counts), levels)``."""
+    if image is None or image.size == 0 or image.ndim != 2:
+        return (None, None), None if auto is None else auto.fallback
+    mask = None if auto is None else auto.mask
+    if mask is not None and mask.shape != on_grid(image).shape:
+        raise ValueError(f"a mask of {mask.shape} for a sample of {on_grid(image).shape}")
+    values = sample(image, mask)
+    return histogram(values), None if auto is None else auto.found(values)
 
 
 def colormap(name: str):
@@ -56,6 +115,17 @@ def colour_bar_range(item, levels) -> tuple[float, float] | None:
         return None
     low, high = round_range(min(finite), max(finite))
     return (low, high) if math.isfinite(high - low) else None  # beyond what a view can show
+
+
+def keeps(shown: tuple[float, float] | None, fitted: tuple[float, float]) -> bool:
+    """Whether the colour bar keeps the range it ``shown`` for a plane whose own is
+    ``fitted``: while that holds it and is no less than half as wide. Planes of a series
+    whose ends move by a round step (260..290, then 260..295) leave the bar's axis as it
+    is, unrelabelled (a new axis costs most of the bar's paint)."""
+    if shown is None:
+        return False
+    (low, high), (new_low, new_high) = shown, fitted
+    return low <= new_low and new_high <= high and (new_high - new_low) * 2 >= high - low
 
 
 def round_range(low: float, high: float) -> tuple[float, float]:

@@ -32,7 +32,7 @@ from .channels import ChannelState, default_indices
 from .chunk_grid import ChunkGridItem
 from .coastlines import Coastlines
 from .coloured_image import ColouredImageItem
-from .contrast import colormap, colour_bar_range
+from .contrast import colormap, colour_bar_range, keeps
 from .coordinate_axis import ImageAxes
 from .labels_overlay import LabelsOverlay, open_label
 from .labels_panel import LabelsPanel
@@ -123,7 +123,6 @@ class ImageView(QWidget):
         )
         self.controller.painted.connect(self.painted)
         self.controller.painted.connect(self._follow_labels)
-        self.controller.painted.connect(self._fit_colour_bar)
         self.labels = LabelsOverlay(self.view_box, self)
         self.labels.message.connect(self.message)
         self.labels_panel = LabelsPanel()
@@ -160,6 +159,12 @@ class ImageView(QWidget):
         self._view_timer.setSingleShot(True)
         self._view_timer.setInterval(40)
         self._view_timer.timeout.connect(lambda: self.refresh(force=False))
+        # a slider step plans and submits its reads in an event-loop pass of its own, after
+        # the one that moved the slider (and painted it); steps in one pass make one refresh
+        self._step_timer = QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(0)
+        self._step_timer.timeout.connect(self.refresh)
         self.view_box.sigRangeChanged.connect(lambda *_: self._view_timer.start())
         self.view_box.sigRangeChanged.connect(lambda *_: self._update_scale_bar())
         self.graphics.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -188,8 +193,14 @@ class ImageView(QWidget):
         bar, item = self.histogram.item, self.image_item
         item.sigImageChanged.disconnect(bar.imageChanged)
         item.sigImageChanged.connect(self._show_levels)
-        item.histogram_ready.connect(bar.imageChanged)
-        item.histogram_ready.connect(self._fit_colour_bar)
+        # the bar's histogram and fit in an event-loop pass after the one that swapped the
+        # picture in: the main view and the bar are painted in a pass each, not in one
+        self._bar_timer = QTimer(self)
+        self._bar_timer.setSingleShot(True)
+        self._bar_timer.setInterval(0)
+        self._bar_timer.timeout.connect(bar.imageChanged)
+        self._bar_timer.timeout.connect(self._fit_colour_bar)
+        item.histogram_ready.connect(self._bar_timer.start)
 
     def _show_levels(self) -> None:
         """The image's levels on the colour bar (what ``imageChanged`` does besides the
@@ -199,19 +210,30 @@ class ImageView(QWidget):
             self.histogram.item.region.setRegion([float(v) for v in levels])
 
     def _fit_colour_bar(self, *_args) -> None:
-        """Fit the colour bar's value axis to the histogram and the levels, widened to round
-        steps, as soon as the plane is handed over: pyqtgraph fits it exactly, lazily, while
-        painting, which asked for a second paint of the bar, and moved (and relabelled) its
-        axis on every slider step."""
+        """Fit the colour bar to the histogram and the levels as soon as they are there: its
+        value axis widened to round steps, its counts axis to the highest count. pyqtgraph
+        fits both exactly, lazily, while painting, which asked for a second paint of the bar
+        (the fit moves what the first one drew), and moved (and relabelled) its axis on every
+        slider step."""
         item = self.histogram.item
         fitted = colour_bar_range(item, self.controller.current_levels)
         if fitted is None:  # values too far apart for one view: pyqtgraph's own fit
             self._colour_bar_range = None
             item.autoHistogramRange()
-        elif fitted != self._colour_bar_range:
+            return
+        if not keeps(self._colour_bar_range, fitted):
             self._colour_bar_range = fitted
             item.setHistogramRange(*fitted, padding=0.02)
-        item.vb.updateAutoRange()  # the counts
+        counts = item.plot.yData
+        highest = float(counts.max()) if counts is not None and len(counts) else 1.0
+        item.vb.enableAutoRange(item.vb.XAxis, False)
+        item.vb.setXRange(0.0, highest or 1.0, padding=0.02)
+        # what pyqtgraph works out lazily while painting (the view's matrix, then the bounds
+        # of the region, of its lines and of the curve, which follow the view and the
+        # levels): found changed there, they asked for a second paint of the bar
+        item.vb.updateMatrix()
+        for part in (item.region, *item.region.lines, item.plot):
+            part.boundingRect()
 
     def _build_toolbar(self) -> None:
         self.colormap_combo = QComboBox()
@@ -449,6 +471,8 @@ class ImageView(QWidget):
     def busy(self) -> bool:
         return (
             self._view_timer.isActive()
+            or self._step_timer.isActive()
+            or self._bar_timer.isActive()
             or self.controller.busy
             or self.labels.busy
             or self.ortho.busy
@@ -471,14 +495,14 @@ class ImageView(QWidget):
 
     def _index_changed(self, axis: int, value: int) -> None:
         if self.state is not None and self.state.set_index(axis, value):
-            self.refresh()
+            self._step_timer.start()
 
     def step(self, delta: int) -> None:
         """Move along the active slider axis (keyboard)."""
         if self.state is not None and self.state.step(delta):
             axis = self.state.slider_axis
             self.axes.show_index(axis, self.state.indices[axis])
-            self.refresh()
+            self._step_timer.start()
 
     def keyPressEvent(self, event) -> None:
         if event.key() == Qt.Key.Key_O:

@@ -120,7 +120,7 @@ class PlaneLoader(QObject):
             if index >= len(request.tiles):  # the preview goes before every fine tile
                 priority -= len(request.coarse_tiles)
             try:
-                self._expected[index] = self._count_chunks(array, tile)
+                self._expected[index] = tile.chunk_count or self._count_chunks(array, tile)
                 out = None if self._land is None else _read_buffer(array, tile.selection)
                 callback = functools.partial(
                     _chunk_event, self._handle, request.generation, index, self._land, tile, out

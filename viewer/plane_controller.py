@@ -12,6 +12,7 @@ redraw per event-loop pass: no work over a whole buffer.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import math
@@ -20,7 +21,7 @@ import time
 import numpy as np
 from PySide6.QtCore import QObject, QRectF, QTimer, Signal
 
-from . import messages, transforms
+from . import contrast, messages, transforms
 from .cf_display import CFValues
 from .channels import ChannelState
 from .coloured_image import ColouredImageItem
@@ -46,6 +47,8 @@ _jobs_pool: DaemonPool | None = None
 #: it whole (not tile by tile over the old one: two planes torn apart); a slower plane is then
 #: shown as its tiles land
 HOLD = 0.25
+#: milliseconds after a plane is on screen that its neighbours' reads start
+PREFETCH_AFTER_MS = 20
 
 
 def _buffer_jobs() -> DaemonPool:
@@ -83,6 +86,7 @@ class PlaneController(QObject):
         if isinstance(image_item, ColouredImageItem):  # its pictures coloured on our worker
             image_item.jobs = _buffer_jobs
             image_item.coloured.connect(self._check_finished)
+            image_item.levels_found.connect(self._levels_found)
         self.loader = PlaneLoader(self)
         self.loader.tile_landed.connect(self._on_tile)
         self.loader.chunk_states.connect(self._on_chunk_states)
@@ -113,6 +117,14 @@ class PlaneController(QObject):
         self._hold_timer = QTimer(self)
         self._hold_timer.setSingleShot(True)
         self._hold_timer.timeout.connect(self._draw)
+        # the neighbours' reads are planned and submitted in an event-loop pass of their own,
+        # once the picture and the colour bar are painted: a timer (``QTimer.singleShot(0,
+        # ...)`` is a posted call in Qt 6, run in the same chain of posted events as the
+        # paint), a little later than the colour bar's (due together, they ran in one pass)
+        self._prefetch_timer = QTimer(self)
+        self._prefetch_timer.setSingleShot(True)
+        self._prefetch_timer.setInterval(PREFETCH_AFTER_MS)
+        self._prefetch_timer.timeout.connect(self._prefetch_neighbours)
 
     def set_source(
         self,
@@ -253,11 +265,11 @@ class PlaneController(QObject):
         """Request what ``view_rect`` needs unless it is already loaded or loading."""
         if self.state is None or not self.levels:
             return False
-        if not force and self.covers(self.build_request(view_rect, screen), view_rect):
-            return False
-        generation = self.state.bump()
         request = self.build_request(view_rect, screen)
-        self._start(request)
+        if not force and self.covers(request, view_rect):
+            return False
+        generation = self.state.bump()  # planned once: only the generation is new
+        self._start(dataclasses.replace(request, generation=generation))
         return generation >= 0
 
     def _start(self, request: PlaneRequest) -> None:
@@ -282,6 +294,8 @@ class PlaneController(QObject):
         earlier, their decoding took the CPUs the visible plane's copy and blend needed."""
         request, state = self.request, self.state
         if request is None or state is None or state.slider_axis is None:
+            return
+        if self._finished_generation != request.generation:  # a new plane came meanwhile
             return
         level = self.levels[request.level]
         axis = state.slider_axis
@@ -460,7 +474,7 @@ class PlaneController(QObject):
                 self._restyle_composite()
             item.setImage(landing.display, autoLevels=False, levels=None)
         else:
-            item.setImage(landing.display, autoLevels=False, levels=self._levels())
+            self._hand_over(item, landing.display)
             other = self.composite_item
         self._restyle = False
         item.setVisible(True)
@@ -468,6 +482,8 @@ class PlaneController(QObject):
             other.setVisible(False)
         g = self.request.geometry  # after setImage: the rect scales by the image's size
         item.setRect(QRectF(g.x0, g.y0, g.nx * g.sx, g.ny * g.sy))
+        if isinstance(item, ColouredImageItem):  # asked once the values are where they lie
+            item.colour()  # busy from now until the picture is on screen
         self.painted.emit(generation)
         self._refine()
         self._check_finished()
@@ -503,21 +519,26 @@ class PlaneController(QObject):
             and not getattr(self.image_item, "busy", False)
         ):
             self.finished.emit(request.generation)
-            QTimer.singleShot(0, self, self._prefetch_neighbours)  # after the paint it asked for
+            self._prefetch_timer.start()  # after the paint it asked for
 
-    def _levels(self) -> tuple[float, float]:
+    def _hand_over(self, item, display: np.ndarray) -> None:
+        """Give ``item`` the values to draw, with their levels: the user's, or automatic
+        ones, found with the picture on the worker (in the sample of its histogram, of the
+        pixels that hold values) and told back by ``levels_found``."""
         state = self.state
-        if state.auto_levels or state.levels is None:
-            step = max(1, math.ceil(math.sqrt(self.display.size / 65_536)))  # 64 Ki values
-            mask = self.loaded[::step, ::step] | self.approx[::step, ::step]
-            sample = self.display[::step, ::step][mask] if mask.any() else self.display[:0]
-            found = transforms.robust_levels(sample)
-            if found is not None:
-                self.current_levels = transforms.centred(found, state.centre)
-            elif self.current_levels is None:
-                self.current_levels = (0.0, 1.0)
-            return self.current_levels
-        return transforms.centred(state.levels, state.centre)
+        if not state.auto_levels and state.levels is not None:
+            levels = transforms.centred(state.levels, state.centre)
+            item.setImage(display, autoLevels=False, levels=levels)
+        else:
+            item.auto = contrast.AutoLevels(
+                mask=contrast.on_grid(self.loaded) | contrast.on_grid(self.approx),
+                centre=state.centre,
+                fallback=self.current_levels or (0.0, 1.0),
+            )
+            item.setImage(display, autoLevels=False)  # its levels stay until the new ones
+
+    def _levels_found(self, levels) -> None:
+        self.current_levels = (float(levels[0]), float(levels[1]))
 
     def sample_at(self, y: float, x: float) -> tuple[int, int] | None:
         """Level-0 (row, column) of the element shown at level-0 position (y, x), where the

@@ -24,7 +24,7 @@ import time
 import weakref
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from . import qt_compat
 
@@ -35,7 +35,12 @@ _SLICE = 0.02
 
 
 class _Relay(QObject):
-    """Runs callables posted from any thread on the GUI thread, in order."""
+    """Runs callables posted from any thread on the GUI thread, in order.
+
+    A wake-up starts a zero-interval timer, and the timer drains: Qt runs timers once the
+    events posted before are done (a paint and the events it posts in turn), so what workers
+    hand back (a picture, a batch of chunks) runs in an event-loop pass of its own, not
+    chained to the paint that was under way when it came (one long stall of the window)."""
 
     wake = Signal()
 
@@ -43,7 +48,15 @@ class _Relay(QObject):
         super().__init__()
         self._queue: collections.deque = collections.deque()
         self._lock = threading.Lock()
-        self.wake.connect(self._drain, Qt.ConnectionType.QueuedConnection)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._drain)
+        self.wake.connect(self._soon, Qt.ConnectionType.QueuedConnection)
+
+    def _soon(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
 
     def post(self, fn: Callable, args: tuple) -> None:
         with self._lock:
@@ -62,7 +75,7 @@ class _Relay(QObject):
                 if not self._queue:
                     return
                 if time.monotonic() > deadline:
-                    self.wake.emit()  # queued: after the events already waiting
+                    self._soon()  # after the events already waiting
                     return
                 fn, args = self._queue.popleft()
             try:

@@ -54,6 +54,7 @@ class Tile:
     out_cols: slice
     priority: int
     visible: bool
+    chunk_count: int = 0  # chunks the selection touches (a composite: of every channel)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,7 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
     rows = _axis_pieces(y0, y1, stride, cy, touched_y, group)
     cols = _axis_pieces(x0, x1, stride, cx, touched_x, group)
     centre = ((vy0 + vy1) / 2, (vx0 + vx1) / 2)
+    across = _chunks_across(shape, chunks, indices, (y_axis, x_axis))
     raw = []
     for rchunks, rsel, rout in rows:
         for cchunks, csel, cout in cols:
@@ -188,10 +190,23 @@ def plan_plane(*, shape, chunks, y_axis, x_axis, indices, view_rect, screen, str
             out_cols=t[5],
             priority=rank,
             visible=t[6],
+            chunk_count=len(t[2]) * across,
         )
         for rank, t in enumerate(raw)
     )
     return Geometry(y0=y0, x0=x0, sy=stride, sx=stride, ny=ny, nx=nx), tiles
+
+
+def _chunks_across(shape, chunks, indices, shown: tuple[int, int]) -> int:
+    """Chunks a tile's selection touches along the axes not shown, per chunk of the plane:
+    one for an integer index, those its slice touches for a slice (a composite's channels);
+    0 (unknown: the engine counts them) for a slice that runs backwards."""
+    count = 1
+    for axis, index in enumerate(indices):
+        if axis not in shown and isinstance(index, slice):
+            start, stop, step = index.indices(shape[axis])
+            count *= len(_touched(start, stop, step, chunks[axis])) if step > 0 else 0
+    return count
 
 
 def coarse_stride(*, shape, chunks, y_axis, x_axis, view_rect, screen) -> int | None:

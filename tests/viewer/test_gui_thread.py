@@ -110,3 +110,48 @@ def test_the_colour_bar_histogram_is_made_on_the_worker(window, idle, tmp_path, 
     np.testing.assert_array_equal(plot.yData, counts)
     low, high = view.controller.current_levels
     assert view.histogram.item.getLevels() == pytest.approx((low, high))
+
+
+def test_automatic_levels_are_found_on_the_worker(window, idle, tmp_path, threads_of):
+    """Automatic contrast: the levels are the 0.5th and 99.5th percentiles of the finite
+    values of the plane on screen (a sample of about 64 Ki of them: every third row and
+    column of this 600 x 700 plane), found with the picture on the worker, never on the GUI
+    thread; the picture and the colour bar use them."""
+    import math
+
+    import zarr
+
+    rng = np.random.default_rng(33)
+    data = rng.normal(280.0, 12.0, size=(2, 600, 700)).astype(np.float32)
+    data[0, :40] = np.nan  # missing values do not count
+    data[0, 100, 100] = np.inf  # nor do infinities
+    data[1] = data[1] * 3 - 500  # another plane, other levels
+    arr = zarr.create_array(
+        tmp_path / "p.zarr",
+        shape=data.shape,
+        chunks=(1, 128, 128),
+        dtype="float32",
+        fill_value=np.nan,
+    )
+    arr[:] = data
+    percentile = np.percentile  # the test's own, not spied on
+    percentiles = threads_of(np, "percentile")
+    window.open_store(str(tmp_path / "p.zarr"), {})
+    idle(window)
+    view = window.image
+    for delta in (0, 1, -1):  # the first plane, a step to the next and back
+        view.step(delta)
+        idle(window)
+        t = view.state.indices[0]
+        g = view.controller.request.geometry
+        s = int(g.sy)
+        shown = data[t, g.y0 : g.y0 + g.ny * s : s, g.x0 : g.x0 + g.nx * s : s]
+        np.testing.assert_array_equal(view.image_item.image, shown)
+        step = max(1, math.ceil(math.sqrt(shown.size / 65_536)))
+        sample = shown[::step, ::step].astype(np.float64)
+        expected = percentile(sample[np.isfinite(sample)], [0.5, 99.5])
+        assert view.controller.current_levels == pytest.approx(tuple(expected), rel=1e-12)
+        assert view.image_item.getLevels() == pytest.approx(tuple(expected), rel=1e-12)
+        assert view.histogram.item.getLevels() == pytest.approx(tuple(expected), rel=1e-12)
+        assert view.shown().levels == pytest.approx(tuple(expected), rel=1e-12)
+    assert percentiles and not on_gui(percentiles)

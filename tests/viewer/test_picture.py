@@ -11,6 +11,7 @@ low), 0, 1) * 255)]`` in float64 (the export's mapping).
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 
 import numpy as np
 import pytest
@@ -118,14 +119,21 @@ def test_the_screen_is_the_colour_map_of_the_true_values(window, idle, tmp_path)
     assert_on_screen(view, tas[7], range(3, 11), range(5, 13))
 
 
+def open_random_plane(window, path, side: int, chunk: int, seed: int, missing) -> np.ndarray:
+    """A ``side`` x ``side`` float32 plane of random values in 0..40, NaN at ``missing`` (a
+    block), written by zarr-python and opened in ``window``; its values."""
+    data = np.random.default_rng(seed).random((side, side), dtype=np.float32) * 40
+    data[missing] = np.nan
+    arr = zarr.create_array(path, shape=data.shape, chunks=(chunk, chunk), dtype="f4")
+    arr[:] = data
+    window.open_store(str(path), {})
+    return data
+
+
 def test_zooming_in_shows_every_element(window, idle, tmp_path):
     """A plane larger than the screen is drawn from every n-th element; zoomed in, from each."""
-    rng = np.random.default_rng(11)
-    data = rng.random((3000, 3000), dtype=np.float32) * 40
-    data[1500:1530, 1500:1512] = np.nan
-    big = zarr.create_array(tmp_path / "big.zarr", shape=data.shape, chunks=(500, 500), dtype="f4")
-    big[:] = data
-    window.open_store(str(tmp_path / "big.zarr"), {})
+    missing = np.s_[1500:1530, 1500:1512]
+    data = open_random_plane(window, tmp_path / "big.zarr", 3000, 500, 11, missing)
     idle(window, 60)
     view = window.image
     view.missing.set_colour("magenta")
@@ -134,6 +142,43 @@ def test_zooming_in_shows_every_element(window, idle, tmp_path):
     idle(window, 60)
     assert view.controller.request.geometry.sy == 1
     assert_on_screen(view, data, range(1492, 1528, 3), range(1492, 1528))
+
+
+def test_a_new_view_that_lands_whole_before_it_is_drawn_is_drawn_where_it_lies(
+    window, idle, tmp_path, monkeypatch
+):
+    """On a busy machine the GUI thread can hear of a new view only once all of it has landed
+    (every chunk and the old picture resampled as its placeholder), and draw it once: its
+    picture is drawn where the new values lie. (It was asked for before the item was moved
+    there, and stayed where the old view lay: the zoomed-in area in the missing colour while
+    the viewer was idle.) The hook holds the placeholder until every chunk has landed and
+    the GUI thread until both have: what a starved GUI thread sees."""
+    from zarrfs.viewer import landing, plane_controller
+
+    data = open_random_plane(window, tmp_path / "z.zarr", 1200, 200, 12, np.s_[600:610, 600:606])
+    idle(window)
+    view = window.image
+    view.missing.set_colour("magenta")
+    assert view.controller.request.geometry.sy > 1
+    landed = threading.Event()
+    placeholder = landing.Landing.placeholder
+
+    def after_the_chunks(self, *args):
+        landed.wait(30)
+        placeholder(self, *args)
+
+    monkeypatch.setattr(landing.Landing, "placeholder", after_the_chunks)
+    view.view_box.setRange(xRange=(590, 630), yRange=(590, 630), padding=0)
+    view._view_timer.stop()
+    view.refresh(force=False)  # the new view's request, as the timer would (no event in between)
+    reads = [future for future in view.controller.loader.futures if future is not None]
+    assert reads and view.controller.request.geometry.sy == 1
+    for read in reads:
+        read.result(timeout=30)  # every chunk landed and handed back
+    landed.set()
+    plane_controller._buffer_jobs().submit(lambda: None).result(timeout=30)  # after it, in order
+    idle(window)
+    assert_on_screen(view, data, range(592, 628, 3), range(592, 628))
 
 
 def plane(t: int) -> np.ndarray:
@@ -220,6 +265,42 @@ def test_a_picture_overtaken_by_a_later_one_is_dropped(qtbot, qapp):
     pool.run_next()  # the first comes back late: dropped
     qtbot.waitUntil(lambda: not item._colouring)
     assert item.qimage.pixel(1, 1) == white
+
+
+def test_values_moved_after_their_picture_was_asked_for_are_drawn_where_they_lie(qtbot, qapp):
+    """A picture asked for, then the item moved (``setRect``: a new view's values placed after
+    they were handed over): once it comes back, another is made for where the values lie."""
+    import pyqtgraph as pg
+    from PySide6.QtCore import QRectF
+
+    from zarrfs.viewer.coloured_image import ColouredImageItem
+
+    pool = ByHand()
+    widget = pg.GraphicsLayoutWidget()
+    qtbot.addWidget(widget)
+    box = widget.addViewBox()
+    box.setRange(xRange=(0, 100), yRange=(0, 100), padding=0)
+    item = ColouredImageItem(axisOrder="row-major", jobs=lambda: pool)
+    box.addItem(item)
+    widget.resize(200, 200)
+    widget.show()
+    item.setImage(np.ones((4, 4), np.float32), autoLevels=False, levels=(0.0, 1.0))
+    item.colour()  # asked for where the values lie now: (0, 0) to (4, 4)
+    assert len(pool.jobs) == 1
+    item.setRect(QRectF(50, 50, 40, 40))
+    item.colour()  # nothing new to ask for while that one is being made
+    assert len(pool.jobs) == 1
+    pool.run_next()
+    qtbot.waitUntil(lambda: len(pool.jobs) == 1)  # back, drawn where it was asked: another
+    pool.run_next()
+    qtbot.waitUntil(lambda: not item.busy)
+    assert item.mapRectFromParent(item._shown[1]) == QRectF(0, 0, 4, 4)  # the values' own
+    picture = widget.grab().toImage()
+    white = QColor(255, 255, 255).rgb()
+    at = box.mapViewToDevice(QPointF(70, 70))
+    assert picture.pixel(int(at.x()), int(at.y())) == white
+    away = box.mapViewToDevice(QPointF(2, 2))
+    assert picture.pixel(int(away.x()), int(away.y())) != white
 
 
 def test_the_colour_bar_keeps_round_ends_while_the_values_move_a_little():

@@ -80,6 +80,36 @@ def test_tiles_reassemble_the_strided_plane(shape, chunks, axes, view, screen, i
         assert touched <= set(tile.chunk_coords)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 7), st.integers(1, 60), st.integers(1, 70)),
+    chunks=st.tuples(st.integers(1, 4), st.integers(1, 17), st.integers(1, 19)),
+    view=st.tuples(st.floats(-10, 80), st.floats(1, 90), st.floats(-10, 80), st.floats(1, 90)),
+    screen=st.tuples(st.integers(4, 50), st.integers(4, 50)),
+    index=st.one_of(st.integers(0, 6), st.just(slice(None))),
+)
+def test_tiles_count_the_chunks_their_reads_touch(shape, chunks, view, screen, index):
+    """The loader waits for as many chunk events per tile as the planner counted: every
+    chunk (of every channel, for a composite's whole channel axis) its selection touches."""
+    indices = [index if isinstance(index, slice) else index % shape[0], 0, 0]
+    vy0, vh, vx0, vw = view
+    _, tiles = plan_plane(
+        shape=shape,
+        chunks=chunks,
+        y_axis=1,
+        x_axis=2,
+        indices=indices,
+        view_rect=(vy0, vy0 + vh, vx0, vx0 + vw),
+        screen=screen,
+    )
+    for tile in tiles:
+        touched = [
+            {i // c for i in range(*part.indices(n))} if isinstance(part, slice) else {part // c}
+            for part, c, n in zip(tile.selection, chunks, shape, strict=True)
+        ]
+        assert tile.chunk_count == np.prod([len(t) for t in touched])
+
+
 def test_tiles_are_ordered_from_the_centre_outward():
     _, tiles = plan_plane(
         shape=(1000, 1000),
@@ -250,3 +280,42 @@ def test_set_indices_counts_from_the_end_and_refuses_what_does_not_fit():
         with pytest.raises(IndexError, match=text):
             state.set_indices(values)
         assert state.indices == [1, 2, 0, 0]  # unchanged
+
+
+def test_automatic_levels_leave_out_pixels_not_loaded_and_missing_values():
+    """``contrast.found_levels``: the histogram and the levels from one sample (every
+    ``sample_step``-th row and column), of the pixels the mask says hold values, finite
+    only; centred on request; the fallback when nothing is left."""
+    from zarrfs.viewer import contrast
+
+    rng = np.random.default_rng(5)
+    plane = rng.normal(0.0, 1.0, size=(700, 500))
+    plane[:100] = 1e6  # not loaded yet: the previous plane's values
+    plane[650:] = np.nan
+    step = contrast.sample_step(plane.shape)
+    assert step == 3
+    mask = np.ones_like(plane[::step, ::step], dtype=bool)
+    mask[: -(-100 // step)] = False
+    auto = contrast.AutoLevels(mask=mask, centre=None, fallback=(0.0, 1.0))
+    (starts, counts), levels = contrast.found_levels(plane, auto)
+    kept = plane[::step, ::step][mask]
+    kept = kept[np.isfinite(kept)]
+    assert levels == pytest.approx(tuple(np.percentile(kept, [0.5, 99.5])), rel=1e-12)
+    assert counts.sum() == kept.size and starts[0] == kept.min()
+    centred = contrast.AutoLevels(mask=mask, centre=0.5, fallback=(0.0, 1.0))
+    low, high = contrast.found_levels(plane, centred)[1]
+    assert (low + high) / 2 == pytest.approx(0.5) and high - 0.5 == pytest.approx(
+        max(0.5 - levels[0], levels[1] - 0.5)
+    )
+    nothing = contrast.AutoLevels(mask=np.zeros_like(mask), centre=None, fallback=(2.0, 3.0))
+    assert contrast.found_levels(plane, nothing) == ((None, None), (2.0, 3.0))
+    assert contrast.found_levels(plane, None)[1] is None  # the user's levels: none found
+
+
+def test_the_colour_bar_keeps_its_range_while_the_plane_fits_in_it():
+    from zarrfs.viewer.contrast import keeps
+
+    assert keeps((230.0, 295.0), (230.0, 290.0))  # a series' planes: the axis stays
+    assert not keeps((230.0, 290.0), (230.0, 295.0))  # beyond it: refitted
+    assert not keeps((0.0, 1000.0), (230.0, 295.0))  # far narrower: refitted
+    assert not keeps(None, (230.0, 295.0))
