@@ -12,38 +12,9 @@ the first pixels and the composite's z steps took as long as before (``benchmark
 
 from __future__ import annotations
 
-import math
 import os
 
-_CGROUP_V2 = "/sys/fs/cgroup/cpu.max"
-_CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity), no more than its cgroup's quota allows
-    (as the engine counts them for its default)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    quota = _cpu_quota()
-    return max(1, min(cpus, quota) if quota else cpus)
-
-
-def _cpu_quota() -> int | None:
-    """CPUs the cgroup lets the process use, rounded up; None where it sets no quota."""
-    try:
-        with open(_CGROUP_V2) as f:
-            quota, period = f.read().split()[:2]
-    except (OSError, ValueError):
-        try:
-            quota, period = (open(p).read().strip() for p in _CGROUP_V1)
-        except (OSError, ValueError):
-            return None
-    try:
-        return None if quota in ("max", "-1") else max(1, math.ceil(int(quota) / int(period)))
-    except (ValueError, ZeroDivisionError):
-        return None
+import zarrfs.engine as engine
 
 
 def decode_workers(environ=os.environ) -> int | None:
@@ -51,13 +22,11 @@ def decode_workers(environ=os.environ) -> int | None:
     one); None where ``ZARRFS_DECODE_THREADS`` sets them (the user's number stands)."""
     if environ.get("ZARRFS_DECODE_THREADS"):
         return None
-    return max(1, usable_cpus() - 1)
+    return max(1, engine.usable_cpus() - 1)
 
 
 def leave_a_cpu_to_the_gui_thread() -> None:
     """Size the engine's decode pool for the viewer (once, at start, before any read)."""
-    import zarrfs.engine as engine
-
     workers = decode_workers()
     if workers is not None:
         engine.set_threads(decode=workers)

@@ -132,6 +132,8 @@ Process-wide
     process may use, capped by its cgroup's CPU quota) and whether decode workers are kept on
     a CPU each (off unless asked). The native path's tensorstore threads follow: as many,
     at most one per CPU (tensorstore's own shared pool at one per CPU).
+    ``usable_cpus()``: the CPUs this process may use (its affinity, within its cgroup's CPU
+    quota), as the default pool sizes count them.
     ``cancel_all_reads()``: every read under way, and every read after it, ends at once with
     ``ReadCancelled`` (waiting streams notice within 50 ms): for a process shutting down, as
     the mount does on SIGTERM, so that no thread waits out a slow store. Cannot be undone.
@@ -205,7 +207,7 @@ from .ome import (
 )
 from .opener import open
 from .reader import ChunkEvent
-from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture
+from .scheduler import PRIORITY_PREFETCH, PRIORITY_VISIBLE, ReadFuture, usable_cpus
 from .scheduler import cancel_all as cancel_all_reads
 from .sizes import human_size, parse_size
 from .summary import codecs_text, format_summary, summary
@@ -284,6 +286,7 @@ __all__ = [
     "set_native",
     "ReadPath",
     "set_threads",
+    "usable_cpus",
     "stats",
     "ChecksumError",
     "ChunkDecodeError",
