@@ -231,3 +231,40 @@ def test_request_threads_retry_each_request_and_stop_with_the_reader(monkeypatch
         assert threads == {"zarrfs-request"}
     finally:
         release.set()
+
+
+def test_a_request_thread_answer_put_late_is_never_reported_dropped():
+    """Two request threads answering at once: the one counted first but put last (here held
+    between the two) still reaches the reader, and the stream's end comes after it."""
+    import queue
+    import threading
+
+    from zarrfs.engine import store_async
+
+    first_putting, last_put = threading.Event(), threading.Event()
+
+    class Arrived:  # the queue the threads put on; the reader takes from the real one
+        def __init__(self, real: queue.SimpleQueue):
+            self.real = real
+
+        def put(self, item) -> None:
+            if isinstance(item, list) and item[0][0] == 0:  # k0's answer, counted already
+                first_putting.set()
+                last_put.wait(2)  # until k1 put its answer and the end (or a bounded while)
+            self.real.put(item)
+            if item is store_async._END:
+                last_put.set()
+
+    def get(path: str, req: ByteRequest) -> bytes:
+        if path == "/k1":
+            assert first_putting.wait(10)  # lands while k0's answer is on its way
+        return f"body {path}".encode()
+
+    real: queue.SimpleQueue = queue.SimpleQueue()
+    requests = [ByteRequest("k0"), ByteRequest("k1")]
+    batch = store_async._OnThreads(requests, lambda key: f"/{key}", get, Arrived(real))
+    batch.begin()
+    got = {}
+    for burst in store_async._taken(real, batch, lambda: True, "x://", requests, None):
+        got.update(burst)
+    assert got == {0: b"body /k0", 1: b"body /k1"}

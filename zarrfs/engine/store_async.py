@@ -317,12 +317,11 @@ class _OnThreads:
     def _answer(self, i: int, result: object) -> None:
         if not self.unsent:
             self._release_collector()
-        with self.lock:
+        with self.lock:  # (in order: a thread's answer is never put after another's _END)
             self.left -= 1
-            last = self.left == 0
-        self.arrived.put([(i, result)])
-        if last:
-            self.arrived.put(_END)
+            self.arrived.put([(i, result)])
+            if self.left == 0:
+                self.arrived.put(_END)
 
     def end(self, early: bool) -> None:
         """The reader is done with the stream; ``early``: before every answer came. Requests
