@@ -268,3 +268,32 @@ def test_a_request_thread_answer_put_late_is_never_reported_dropped():
     for burst in store_async._taken(real, batch, lambda: True, "x://", requests, None):
         got.update(burst)
     assert got == {0: b"body /k0", 1: b"body /k1"}
+
+
+def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collector_back_on(
+    monkeypatch,
+):
+    """Ctrl-C while a read hands its requests to request threads: the interrupt goes to
+    the reader, and the cyclic collector, held off for the sends, is on again."""
+    import gc
+
+    from zarrfs.engine import store_async
+
+    threads = store_async._RequestThreads()
+    started = []
+
+    def submit(job) -> None:
+        if started:
+            raise KeyboardInterrupt  # e.g. while Thread.start() waits for the new thread
+        started.append(job)
+
+    monkeypatch.setattr(threads, "submit", submit)
+    monkeypatch.setattr(store_async, "_threads", threads)
+    requests = [ByteRequest(f"k{i}") for i in range(4)]
+    assert gc.isenabled()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(store_async.arrivals(None, None, "x://", requests, str, None, lambda p, r: b""))
+        assert gc.isenabled()
+    finally:
+        gc.enable()

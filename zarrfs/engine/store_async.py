@@ -284,11 +284,15 @@ class _OnThreads:
             except StoreError as exc:
                 self._answer(i, exc)
         self.unsent = len(jobs)
-        if jobs:  # the collector off until an answer lands after every request went out
-            self.holds_collector = True
-            gcpause.hold()
-        for job in jobs:
-            _threads.submit(job)
+        try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector back on)
+            if jobs:  # the collector off until an answer lands after every request went out
+                self.holds_collector = True  # (set first: an early release beats a leaked hold)
+                gcpause.hold()
+            for job in jobs:
+                _threads.submit(job)
+        except BaseException:
+            self.end(early=True)
+            raise
 
     def _run(self, i: int, path: str) -> None:
         req = self.requests[i]
