@@ -638,3 +638,39 @@ def test_a_read_never_waits_behind_requests_stalled_on_the_request_threads(
     np.testing.assert_array_equal(fast[2], data[2])
     assert time.monotonic() - t0 < STALL / 2 and len(started) == 16
     np.testing.assert_array_equal(future.result(timeout=30), data[1])
+
+
+def test_a_panic_in_a_request_thread_fails_its_read_and_the_thread_lives_on(
+    http_server, volume, monkeypatch
+):
+    """A request whose transport raises a BaseException (PyO3's PanicException is one) is
+    a StoreError of its read, as on the loop; the request thread that waited for it serves
+    the next read."""
+    from zarrfs.engine import store_async
+
+    class Panic(BaseException):  # as pyo3_runtime.PanicException
+        pass
+
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    original = Objects.get
+
+    def panicking(self, key, req):
+        if key.endswith("c/2/1/1"):
+            raise Panic("rust panicked")
+        return original(self, key, req)
+
+    threads = store_async._RequestThreads()
+    monkeypatch.setattr(store_async, "_threads", threads)
+    monkeypatch.setattr(Objects, "get", panicking)
+    future = arr.submit((2,))  # 16 chunks, each on a request thread
+    try:
+        with pytest.raises(engine.StoreError, match="rust panicked"):
+            future.result(timeout=30)
+    finally:
+        future.cancel()
+    monkeypatch.setattr(Objects, "get", original)
+    np.testing.assert_array_equal(arr[2], data[2])
+    alive = [t for t in threading.enumerate() if t.name == "zarrfs-request"]
+    assert 1 <= threads.threads <= 16 and threads.threads <= len(alive)

@@ -297,3 +297,29 @@ def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collec
         assert gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_request_thread_that_ends_abnormally_is_counted_out(monkeypatch):
+    """A request thread killed by its job (which should never raise) no longer counts as
+    one the pool has: the pool starts another for the next job."""
+    import threading
+
+    from zarrfs.engine import store_async
+
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)
+    threads = store_async._RequestThreads()
+    ran: list[threading.Thread] = []
+    started, done = threading.Event(), threading.Event()
+
+    def fatal() -> None:
+        ran.append(threading.current_thread())
+        started.set()
+        raise SystemExit
+
+    threads.submit(fatal)
+    assert started.wait(10)
+    ran_on = ran[0]
+    ran_on.join(10)
+    assert not ran_on.is_alive() and threads.threads == 0
+    threads.submit(done.set)
+    assert done.wait(10) and threads.threads == 1

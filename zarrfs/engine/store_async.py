@@ -231,23 +231,31 @@ class _RequestThreads:
                 raise
 
     def _work(self) -> None:
+        try:
+            while (job := self._take()) is not None:
+                job()  # (never raises: a job puts its outcome on its stream's queue)
+        finally:  # (its end counted however it comes)
+            with self.lock:
+                self.threads -= 1
+
+    def _take(self) -> Callable[[], None] | None:
+        """The next job, or None once idle for :data:`_IDLE_SECONDS` with none counting on
+        this thread."""
+        with self.lock:
+            self.idle += 1
         while True:
-            with self.lock:
-                self.idle += 1
-            while True:
-                try:
-                    job = self.jobs.get(timeout=_IDLE_SECONDS)
-                    break
-                except queue.Empty:
-                    with self.lock:
-                        if self.queued == 0:  # no job counts on this thread
-                            self.idle -= 1
-                            self.threads -= 1
-                            return
-            with self.lock:
-                self.idle -= 1
-                self.queued -= 1
-            job()  # (never raises: a job puts its outcome on its stream's queue)
+            try:
+                job = self.jobs.get(timeout=_IDLE_SECONDS)
+                break
+            except queue.Empty:
+                with self.lock:
+                    if self.queued == 0:  # no job counts on this thread
+                        self.idle -= 1
+                        return None
+        with self.lock:
+            self.idle -= 1
+            self.queued -= 1
+        return job
 
 
 _threads = _RequestThreads()
@@ -304,7 +312,9 @@ class _OnThreads:
                     self.unsent -= 1
             try:
                 result = self.get(path, req)
-            except Exception as exc:  # noqa: BLE001 - sorted out by the store
+            # (a BaseException too, e.g. PyO3's PanicException: this request fails, as on
+            # the loop, where the future holds it; the thread lives on)
+            except BaseException as exc:  # noqa: BLE001 - sorted out by the store
                 result = plain(exc)
                 delay = retry_delay(req.key, result, attempt)
                 if delay is not None and not self.cancelled.wait(delay):
