@@ -323,3 +323,63 @@ def test_a_request_thread_that_ends_abnormally_is_counted_out(monkeypatch):
     assert not ran_on.is_alive() and threads.threads == 0
     threads.submit(done.set)
     assert done.wait(10) and threads.threads == 1
+
+
+def test_request_threads_hold_the_collector_off_only_until_every_request_is_handed_over(
+    monkeypatch,
+):
+    """The cyclic collector is off from before the first request goes to a request thread
+    until every thread has called its transport, never while they wait for the answers (a
+    stalled server would keep it off process-wide for two timeouts)."""
+    import gc
+    import threading
+
+    from zarrfs.engine import gcpause, store_async
+
+    events: list[str] = []
+    lock = threading.Lock()
+
+    def recording(name, original):
+        def call() -> None:
+            with lock:
+                events.append(name)
+            original()
+
+        return call
+
+    monkeypatch.setattr(gcpause, "hold", recording("hold", gcpause.hold))
+    monkeypatch.setattr(gcpause, "release", recording("release", gcpause.release))
+    n = 4
+    all_waiting, answer = threading.Barrier(n + 1, timeout=10), threading.Event()
+
+    def get(path: str, req: ByteRequest) -> bytes:
+        with lock:
+            events.append("get")
+        all_waiting.wait()
+        answer.wait(10)  # on the wire until the test has looked
+        return f"body {path}".encode()
+
+    requests = [ByteRequest(f"k{i}") for i in range(n)]
+    got: dict[int, object] = {}
+
+    def read() -> None:
+        for burst in store_async.arrivals(
+            None, None, "x://", requests, lambda k: f"/{k}", None, get
+        ):
+            got.update(burst)
+
+    reader = threading.Thread(target=read)
+    assert gc.isenabled()
+    reader.start()
+    try:
+        all_waiting.wait()  # every request on the wire, none answered
+        on_while_waiting = gc.isenabled()
+    finally:
+        answer.set()
+        reader.join(10)
+        gc.enable()
+    assert on_while_waiting
+    assert events[0] == "hold" and events.count("release") == 1
+    assert events.count("get") == n and events.index("release") < len(events) - 1
+    assert got == {i: f"body /k{i}".encode() for i in range(n)}
+    assert gc.isenabled()

@@ -293,7 +293,7 @@ class _OnThreads:
                 self._answer(i, exc)
         self.unsent = len(jobs)
         try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector back on)
-            if jobs:  # the collector off until an answer lands after every request went out
+            if jobs:  # the collector off until every request was handed to the transport
                 self.holds_collector = True  # (set first: an early release beats a leaked hold)
                 gcpause.hold()
             for job in jobs:
@@ -310,6 +310,9 @@ class _OnThreads:
             if attempt == 0:
                 with self.lock:
                     self.unsent -= 1
+                    handed = self.unsent == 0
+                if handed:  # every request is the transport's now: the collector back on
+                    self._release_collector()
             try:
                 result = self.get(path, req)
             # (a BaseException too, e.g. PyO3's PanicException: this request fails, as on
@@ -329,8 +332,6 @@ class _OnThreads:
             gcpause.release()
 
     def _answer(self, i: int, result: object) -> None:
-        if not self.unsent:
-            self._release_collector()
         with self.lock:  # (in order: a thread's answer is never put after another's _END)
             self.left -= 1
             self.arrived.put([(i, result)])
