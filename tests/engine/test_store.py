@@ -280,14 +280,11 @@ def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collec
     from zarrfs.engine import store_async
 
     threads = store_async._RequestThreads()
-    started = []
 
-    def submit(job) -> None:
-        if started:
-            raise KeyboardInterrupt  # e.g. while Thread.start() waits for the new thread
-        started.append(job)
+    def submit_all(jobs) -> bool:
+        raise KeyboardInterrupt  # e.g. while Thread.start() waits for a new thread
 
-    monkeypatch.setattr(threads, "submit", submit)
+    monkeypatch.setattr(threads, "submit_all", submit_all)
     monkeypatch.setattr(store_async, "_threads", threads)
     requests = [ByteRequest(f"k{i}") for i in range(4)]
     assert gc.isenabled()
@@ -316,12 +313,12 @@ def test_a_request_thread_that_ends_abnormally_is_counted_out(monkeypatch):
         started.set()
         raise SystemExit
 
-    threads.submit(fatal)
+    assert threads.submit_all([fatal])
     assert started.wait(10)
     ran_on = ran[0]
     ran_on.join(10)
     assert not ran_on.is_alive() and threads.threads == 0
-    threads.submit(done.set)
+    assert threads.submit_all([done.set])
     assert done.wait(10) and threads.threads == 1
 
 
@@ -383,3 +380,62 @@ def test_request_threads_hold_the_collector_off_only_until_every_request_is_hand
     assert events.count("get") == n and events.index("release") < len(events) - 1
     assert got == {i: f"body /k{i}".encode() for i in range(n)}
     assert gc.isenabled()
+
+
+def test_two_reads_never_count_on_the_same_free_request_threads(monkeypatch):
+    """Two small reads starting together near the pool's limit: the second to take its
+    threads finds too few free and goes through the loop, never queued behind the first's
+    requests (here stalled)."""
+    import threading
+
+    from zarrfs.engine import store_async
+
+    monkeypatch.setattr(store_async, "_MAX_THREADS", 4)
+    monkeypatch.setattr(store_async, "_threads", store_async._RequestThreads())
+    first_on_the_wire = threading.Barrier(3 + 1, timeout=10)
+    let_first_go = threading.Event()
+    via: list[str] = []
+
+    def first_get(path: str, req: ByteRequest) -> bytes:
+        first_on_the_wire.wait()
+        let_first_go.wait(10)  # stalled until the second read is done
+        return b"first"
+
+    def second_path(key: str) -> str:  # the second read, between its check and its submits
+        if key == "k0" and not via:
+            via.append("checked")
+            first_on_the_wire.wait()  # until the first read's requests took 3 of 4 threads
+        return f"/{key}"
+
+    def second_get(path: str, req: ByteRequest) -> bytes:
+        via.append("thread")
+        return b"second"
+
+    async def start(path: str, req: ByteRequest) -> bytes:
+        via.append("loop")
+        return b"second"
+
+    requests = [ByteRequest(f"k{i}") for i in range(3)]
+    first: dict[int, object] = {}
+    second: dict[int, object] = {}
+
+    def read(out, path, get) -> None:
+        for burst in store_async.arrivals(None, start, "x://", requests, path, None, get):
+            out.update(burst)
+
+    readers = [
+        threading.Thread(target=read, args=(second, second_path, second_get)),
+        threading.Thread(target=read, args=(first, lambda k: f"/{k}", first_get)),
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        readers[0].join(10)  # (without waiting on the first: its requests are stalled)
+        done_while_first_stalled = not readers[0].is_alive()
+    finally:
+        let_first_go.set()
+        for reader in readers:
+            reader.join(10)
+    assert done_while_first_stalled and via == ["checked"] + ["loop"] * 3
+    assert second == dict.fromkeys(range(3), b"second")
+    assert first == dict.fromkeys(range(3), b"first")

@@ -188,15 +188,11 @@ _IDLE_SECONDS = 60.0
 
 
 def on_threads(requests: Sequence[ByteRequest]) -> bool:
-    """Whether a stream's requests go on request threads: few enough that starting them
-    one thread after the other costs less than a round trip, none a suffix, and a thread
-    free for each (never queued behind other reads' requests, which may be stalled on
-    another server: those go through the loop instead)."""
-    n = len(requests)
-    return (
-        n <= THREADED_REQUESTS
-        and all(r.start is None or r.start >= 0 for r in requests)
-        and _threads.room() >= n
+    """Whether a stream's requests may go on request threads: few enough that starting them
+    one thread after the other costs less than a round trip, and none a suffix. (They do
+    if a thread is free for each: :meth:`_RequestThreads.submit_all`.)"""
+    return len(requests) <= THREADED_REQUESTS and all(
+        r.start is None or r.start >= 0 for r in requests
     )
 
 
@@ -211,24 +207,29 @@ class _RequestThreads:
         self.lock = threading.Lock()
         self.threads = self.idle = self.queued = 0
 
-    def room(self) -> int:
-        """Requests that would each find a thread now (idle, or one that may be started)."""
+    def submit_all(self, jobs: Sequence[Callable[[], None]]) -> bool:
+        """Hands each job to a thread of its own (idle, or started for it), or none of them
+        (False) when there are not that many: a job never waits behind another stream's,
+        which may be stalled on another server. Checked and counted under one lock: two
+        streams never both count on the same free threads."""
         with self.lock:
-            return self.idle - self.queued + _MAX_THREADS - self.threads
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self.lock:
-            self.queued += 1
-            spawn = self.queued > self.idle and self.threads < _MAX_THREADS
-            self.threads += spawn
-        self.jobs.put(job)
-        if spawn:
+            if len(jobs) > self.idle - self.queued + _MAX_THREADS - self.threads:
+                return False
+            spawns = 0
+            for job in jobs:
+                self.queued += 1
+                self.jobs.put(job)
+                if self.queued > self.idle + spawns:
+                    spawns += 1
+            self.threads += spawns
+        for started in range(spawns):
             try:
                 threading.Thread(target=self._work, name="zarrfs-request", daemon=True).start()
             except RuntimeError:  # no thread to be had (a process limit): the read fails
                 with self.lock:
-                    self.threads -= 1
+                    self.threads -= spawns - started
                 raise
+        return True
 
     def _work(self) -> None:
         try:
@@ -284,23 +285,29 @@ class _OnThreads:
         self.unsent = 0  # requests whose thread has not called the transport yet
         self.cancelled = threading.Event()
 
-    def begin(self) -> None:
-        jobs = []
+    def begin(self) -> bool:
+        """Hands each request to a request thread of its own; False, with nothing started
+        or answered, when there are not that many free."""
+        jobs, refused = [], []
         for i, req in enumerate(self.requests):
             try:
                 jobs.append(functools.partial(self._run, i, self.full_path(req.key)))
             except StoreError as exc:
-                self._answer(i, exc)
+                refused.append((i, exc))
         self.unsent = len(jobs)
         try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector back on)
             if jobs:  # the collector off until every request was handed to the transport
                 self.holds_collector = True  # (set first: an early release beats a leaked hold)
                 gcpause.hold()
-            for job in jobs:
-                _threads.submit(job)
+            if not _threads.submit_all(jobs):
+                self._release_collector()
+                return False
         except BaseException:
             self.end(early=True)
             raise
+        for i, exc in refused:
+            self._answer(i, exc)
+        return True
 
     def _run(self, i: int, path: str) -> None:
         req = self.requests[i]
@@ -363,12 +370,13 @@ def arrivals(
     (:func:`on_threads`), else started on ``loop`` (None: fsspec's)."""
     arrived: queue.SimpleQueue = queue.SimpleQueue()
     batch: _Batch | _OnThreads | None = None
+    alive: Callable[[], bool] = _always
     try:
         if get is not None and on_threads(requests):
             batch = _OnThreads(requests, full_path, get, arrived)
-            batch.begin()
-            alive: Callable[[], bool] = _always
-        else:
+            if not batch.begin():  # no free thread for each: through the loop
+                batch = None
+        if batch is None:
             loop = loop or fsspec.asyn.get_loop()
             batch = _Batch(loop, requests, full_path, start, arrived)
             loop.call_soon_threadsafe(batch.begin)
