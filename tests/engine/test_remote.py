@@ -294,10 +294,10 @@ def test_cancelling_a_read_stops_waiting_for_its_responses(http_server, volume, 
     np.testing.assert_array_equal(arr[selection], data[selection])  # read later, in full
 
 
-@pytest.mark.usefixtures("request_path")
 def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkeypatch):
-    """Every request of a read starts with the cyclic collector off (a full collection in the
-    middle of a burst of sends puts the rest a round trip late); it is on again after."""
+    """Every request a read starts on the loop starts with the cyclic collector off (a full
+    collection in the middle of a burst of sends puts the rest a round trip late); it is on
+    again after. (On request threads: test_store.py.)"""
     root, data = volume
     server = http_server(root)
     arr = zarrfs.open(server.url + "/plain")
@@ -313,8 +313,8 @@ def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkey
     monkeypatch.setattr(Objects, "start", recording(Objects.start))
     monkeypatch.setattr(Objects, "get", recording(Objects.get))
     assert gc.isenabled()
-    np.testing.assert_array_equal(arr[1], data[1])
-    assert states == [False] * 16
+    np.testing.assert_array_equal(arr[...], data)  # 64 chunks: on the loop
+    assert states == [False] * 64
     assert gc.isenabled()
 
 
@@ -337,6 +337,37 @@ def test_gc_pauses_nest_and_keep_the_prior_state():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_child_forked_during_a_gc_pause_has_its_collector_on():
+    """A pause belongs to threads a forked child does not have: the child starts with the
+    collector as it was before the pause, and its own pauses nest from nothing."""
+    import os
+
+    from zarrfs.engine import gcpause
+
+    read_end, write_end = os.pipe()
+    gcpause.hold()
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            try:
+                first = gc.isenabled()
+                gcpause.hold()
+                gcpause.release()
+                os.write(write_end, f"{first} {gc.isenabled()} {gcpause._depth}".encode())
+            finally:
+                os._exit(0)
+    finally:
+        gcpause.release()
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            answer = pipe.read()
+    finally:
+        os.waitpid(pid, 0)
+    assert answer == b"True True 0"
+    assert gc.isenabled()
 
 
 WEIRD_NAMES = ["a b", "x#y", "p%20q", "q?r", "é", "plus+sign"]
@@ -638,3 +669,39 @@ def test_a_read_never_waits_behind_requests_stalled_on_the_request_threads(
     np.testing.assert_array_equal(fast[2], data[2])
     assert time.monotonic() - t0 < STALL / 2 and len(started) == 16
     np.testing.assert_array_equal(future.result(timeout=30), data[1])
+
+
+def test_a_panic_in_a_request_thread_fails_its_read_and_the_thread_lives_on(
+    http_server, volume, monkeypatch
+):
+    """A request whose transport raises a BaseException (PyO3's PanicException is one) is
+    a StoreError of its read, as on the loop; the request thread that waited for it serves
+    the next read."""
+    from zarrfs.engine import store_async
+
+    class Panic(BaseException):  # as pyo3_runtime.PanicException
+        pass
+
+    root, data = volume
+    server = http_server(root)
+    arr = zarrfs.open(server.url + "/plain")
+    original = Objects.get
+
+    def panicking(self, key, req):
+        if key.endswith("c/2/1/1"):
+            raise Panic("rust panicked")
+        return original(self, key, req)
+
+    threads = store_async._RequestThreads()
+    monkeypatch.setattr(store_async, "_threads", threads)
+    monkeypatch.setattr(Objects, "get", panicking)
+    future = arr.submit((2,))  # 16 chunks, each on a request thread
+    try:
+        with pytest.raises(engine.StoreError, match="rust panicked"):
+            future.result(timeout=30)
+    finally:
+        future.cancel()
+    monkeypatch.setattr(Objects, "get", original)
+    np.testing.assert_array_equal(arr[2], data[2])
+    alive = [t for t in threading.enumerate() if t.name == "zarrfs-request"]
+    assert 1 <= threads.threads <= 16 and threads.threads <= len(alive)

@@ -231,3 +231,211 @@ def test_request_threads_retry_each_request_and_stop_with_the_reader(monkeypatch
         assert threads == {"zarrfs-request"}
     finally:
         release.set()
+
+
+def test_a_request_thread_answer_put_late_is_never_reported_dropped():
+    """Two request threads answering at once: the one counted first but put last (here held
+    between the two) still reaches the reader, and the stream's end comes after it."""
+    import queue
+    import threading
+
+    from zarrfs.engine import store_async
+
+    first_putting, last_put = threading.Event(), threading.Event()
+
+    class Arrived:  # the queue the threads put on; the reader takes from the real one
+        def __init__(self, real: queue.SimpleQueue):
+            self.real = real
+
+        def put(self, item) -> None:
+            if isinstance(item, list) and item[0][0] == 0:  # k0's answer, counted already
+                first_putting.set()
+                last_put.wait(2)  # until k1 put its answer and the end (or a bounded while)
+            self.real.put(item)
+            if item is store_async._END:
+                last_put.set()
+
+    def get(path: str, req: ByteRequest) -> bytes:
+        if path == "/k1":
+            assert first_putting.wait(10)  # lands while k0's answer is on its way
+        return f"body {path}".encode()
+
+    real: queue.SimpleQueue = queue.SimpleQueue()
+    requests = [ByteRequest("k0"), ByteRequest("k1")]
+    batch = store_async._OnThreads(requests, lambda key: f"/{key}", get, Arrived(real))
+    batch.begin()
+    got = {}
+    for burst in store_async._taken(real, batch, lambda: True, "x://", requests, None):
+        got.update(burst)
+    assert got == {0: b"body /k0", 1: b"body /k1"}
+
+
+def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collector_back_on(
+    monkeypatch,
+):
+    """Ctrl-C while a read hands its requests to request threads: the interrupt goes to
+    the reader, and the cyclic collector, held off for the sends, is on again."""
+    import gc
+
+    from zarrfs.engine import store_async
+
+    threads = store_async._RequestThreads()
+
+    def submit_all(jobs) -> bool:
+        raise KeyboardInterrupt  # e.g. while Thread.start() waits for a new thread
+
+    monkeypatch.setattr(threads, "submit_all", submit_all)
+    monkeypatch.setattr(store_async, "_threads", threads)
+    requests = [ByteRequest(f"k{i}") for i in range(4)]
+    assert gc.isenabled()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(store_async.arrivals(None, None, "x://", requests, str, None, lambda p, r: b""))
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_request_thread_that_ends_abnormally_is_counted_out(monkeypatch):
+    """A request thread killed by its job (which should never raise) no longer counts as
+    one the pool has: the pool starts another for the next job."""
+    import threading
+
+    from zarrfs.engine import store_async
+
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)
+    threads = store_async._RequestThreads()
+    ran: list[threading.Thread] = []
+    started, done = threading.Event(), threading.Event()
+
+    def fatal() -> None:
+        ran.append(threading.current_thread())
+        started.set()
+        raise SystemExit
+
+    assert threads.submit_all([fatal])
+    assert started.wait(10)
+    ran_on = ran[0]
+    ran_on.join(10)
+    assert not ran_on.is_alive() and threads.threads == 0
+    assert threads.submit_all([done.set])
+    assert done.wait(10) and threads.threads == 1
+
+
+def test_request_threads_hold_the_collector_off_only_until_every_request_is_handed_over(
+    monkeypatch,
+):
+    """The cyclic collector is off from before the first request goes to a request thread
+    until every thread has called its transport, never while they wait for the answers (a
+    stalled server would keep it off process-wide for two timeouts)."""
+    import gc
+    import threading
+
+    from zarrfs.engine import gcpause, store_async
+
+    events: list[str] = []
+    lock = threading.Lock()
+
+    def recording(name, original):
+        def call() -> None:
+            with lock:
+                events.append(name)
+            original()
+
+        return call
+
+    monkeypatch.setattr(gcpause, "hold", recording("hold", gcpause.hold))
+    monkeypatch.setattr(gcpause, "release", recording("release", gcpause.release))
+    n = 4
+    all_waiting, answer = threading.Barrier(n + 1, timeout=10), threading.Event()
+
+    def get(path: str, req: ByteRequest) -> bytes:
+        with lock:
+            events.append("get")
+        all_waiting.wait()
+        answer.wait(10)  # on the wire until the test has looked
+        return f"body {path}".encode()
+
+    requests = [ByteRequest(f"k{i}") for i in range(n)]
+    got: dict[int, object] = {}
+
+    def read() -> None:
+        for burst in store_async.arrivals(
+            None, None, "x://", requests, lambda k: f"/{k}", None, get
+        ):
+            got.update(burst)
+
+    reader = threading.Thread(target=read)
+    assert gc.isenabled()
+    reader.start()
+    try:
+        all_waiting.wait()  # every request on the wire, none answered
+        on_while_waiting = gc.isenabled()
+    finally:
+        answer.set()
+        reader.join(10)
+        gc.enable()
+    assert on_while_waiting
+    assert events[0] == "hold" and events.count("release") == 1
+    assert events.count("get") == n and events.index("release") < len(events) - 1
+    assert got == {i: f"body /k{i}".encode() for i in range(n)}
+    assert gc.isenabled()
+
+
+def test_two_reads_never_count_on_the_same_free_request_threads(monkeypatch):
+    """Two small reads starting together near the pool's limit: the second to take its
+    threads finds too few free and goes through the loop, never queued behind the first's
+    requests (here stalled)."""
+    import threading
+
+    from zarrfs.engine import store_async
+
+    monkeypatch.setattr(store_async, "_MAX_THREADS", 4)
+    monkeypatch.setattr(store_async, "_threads", store_async._RequestThreads())
+    first_on_the_wire = threading.Barrier(3 + 1, timeout=10)
+    let_first_go = threading.Event()
+    via: list[str] = []
+
+    def first_get(path: str, req: ByteRequest) -> bytes:
+        first_on_the_wire.wait()
+        let_first_go.wait(10)  # stalled until the second read is done
+        return b"first"
+
+    def second_path(key: str) -> str:  # the second read, between its check and its submits
+        if key == "k0" and not via:
+            via.append("checked")
+            first_on_the_wire.wait()  # until the first read's requests took 3 of 4 threads
+        return f"/{key}"
+
+    def second_get(path: str, req: ByteRequest) -> bytes:
+        via.append("thread")
+        return b"second"
+
+    async def start(path: str, req: ByteRequest) -> bytes:
+        via.append("loop")
+        return b"second"
+
+    requests = [ByteRequest(f"k{i}") for i in range(3)]
+    first: dict[int, object] = {}
+    second: dict[int, object] = {}
+
+    def read(out, path, get) -> None:
+        for burst in store_async.arrivals(None, start, "x://", requests, path, None, get):
+            out.update(burst)
+
+    readers = [
+        threading.Thread(target=read, args=(second, second_path, second_get)),
+        threading.Thread(target=read, args=(first, lambda k: f"/{k}", first_get)),
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        readers[0].join(10)  # (without waiting on the first: its requests are stalled)
+        done_while_first_stalled = not readers[0].is_alive()
+    finally:
+        let_first_go.set()
+        for reader in readers:
+            reader.join(10)
+    assert done_while_first_stalled and via == ["checked"] + ["loop"] * 3
+    assert second == dict.fromkeys(range(3), b"second")
+    assert first == dict.fromkeys(range(3), b"first")

@@ -188,15 +188,11 @@ _IDLE_SECONDS = 60.0
 
 
 def on_threads(requests: Sequence[ByteRequest]) -> bool:
-    """Whether a stream's requests go on request threads: few enough that starting them
-    one thread after the other costs less than a round trip, none a suffix, and a thread
-    free for each (never queued behind other reads' requests, which may be stalled on
-    another server: those go through the loop instead)."""
-    n = len(requests)
-    return (
-        n <= THREADED_REQUESTS
-        and all(r.start is None or r.start >= 0 for r in requests)
-        and _threads.room() >= n
+    """Whether a stream's requests may go on request threads: few enough that starting them
+    one thread after the other costs less than a round trip, and none a suffix. (They do
+    if a thread is free for each: :meth:`_RequestThreads.submit_all`.)"""
+    return len(requests) <= THREADED_REQUESTS and all(
+        r.start is None or r.start >= 0 for r in requests
     )
 
 
@@ -211,43 +207,56 @@ class _RequestThreads:
         self.lock = threading.Lock()
         self.threads = self.idle = self.queued = 0
 
-    def room(self) -> int:
-        """Requests that would each find a thread now (idle, or one that may be started)."""
+    def submit_all(self, jobs: Sequence[Callable[[], None]]) -> bool:
+        """Hands each job to a thread of its own (idle, or started for it), or none of them
+        (False) when there are not that many: a job never waits behind another stream's,
+        which may be stalled on another server. Checked and counted under one lock: two
+        streams never both count on the same free threads."""
         with self.lock:
-            return self.idle - self.queued + _MAX_THREADS - self.threads
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self.lock:
-            self.queued += 1
-            spawn = self.queued > self.idle and self.threads < _MAX_THREADS
-            self.threads += spawn
-        self.jobs.put(job)
-        if spawn:
+            if len(jobs) > self.idle - self.queued + _MAX_THREADS - self.threads:
+                return False
+            spawns = 0
+            for job in jobs:
+                self.queued += 1
+                self.jobs.put(job)
+                if self.queued > self.idle + spawns:
+                    spawns += 1
+            self.threads += spawns
+        for started in range(spawns):
             try:
                 threading.Thread(target=self._work, name="zarrfs-request", daemon=True).start()
             except RuntimeError:  # no thread to be had (a process limit): the read fails
                 with self.lock:
-                    self.threads -= 1
+                    self.threads -= spawns - started
                 raise
+        return True
 
     def _work(self) -> None:
+        try:
+            while (job := self._take()) is not None:
+                job()  # (never raises: a job puts its outcome on its stream's queue)
+        finally:  # (its end counted however it comes)
+            with self.lock:
+                self.threads -= 1
+
+    def _take(self) -> Callable[[], None] | None:
+        """The next job, or None once idle for :data:`_IDLE_SECONDS` with none counting on
+        this thread."""
+        with self.lock:
+            self.idle += 1
         while True:
-            with self.lock:
-                self.idle += 1
-            while True:
-                try:
-                    job = self.jobs.get(timeout=_IDLE_SECONDS)
-                    break
-                except queue.Empty:
-                    with self.lock:
-                        if self.queued == 0:  # no job counts on this thread
-                            self.idle -= 1
-                            self.threads -= 1
-                            return
-            with self.lock:
-                self.idle -= 1
-                self.queued -= 1
-            job()  # (never raises: a job puts its outcome on its stream's queue)
+            try:
+                job = self.jobs.get(timeout=_IDLE_SECONDS)
+                break
+            except queue.Empty:
+                with self.lock:
+                    if self.queued == 0:  # no job counts on this thread
+                        self.idle -= 1
+                        return None
+        with self.lock:
+            self.idle -= 1
+            self.queued -= 1
+        return job
 
 
 _threads = _RequestThreads()
@@ -276,19 +285,29 @@ class _OnThreads:
         self.unsent = 0  # requests whose thread has not called the transport yet
         self.cancelled = threading.Event()
 
-    def begin(self) -> None:
-        jobs = []
+    def begin(self) -> bool:
+        """Hands each request to a request thread of its own; False, with nothing started
+        or answered, when there are not that many free."""
+        jobs, refused = [], []
         for i, req in enumerate(self.requests):
             try:
                 jobs.append(functools.partial(self._run, i, self.full_path(req.key)))
             except StoreError as exc:
-                self._answer(i, exc)
+                refused.append((i, exc))
         self.unsent = len(jobs)
-        if jobs:  # the collector off until an answer lands after every request went out
-            self.holds_collector = True
-            gcpause.hold()
-        for job in jobs:
-            _threads.submit(job)
+        try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector back on)
+            if jobs:  # the collector off until every request was handed to the transport
+                self.holds_collector = True  # (set first: an early release beats a leaked hold)
+                gcpause.hold()
+            if not _threads.submit_all(jobs):
+                self._release_collector()
+                return False
+        except BaseException:
+            self.end(early=True)
+            raise
+        for i, exc in refused:
+            self._answer(i, exc)
+        return True
 
     def _run(self, i: int, path: str) -> None:
         req = self.requests[i]
@@ -298,9 +317,14 @@ class _OnThreads:
             if attempt == 0:
                 with self.lock:
                     self.unsent -= 1
+                    handed = self.unsent == 0
+                if handed:  # every request is the transport's now: the collector back on
+                    self._release_collector()
             try:
                 result = self.get(path, req)
-            except Exception as exc:  # noqa: BLE001 - sorted out by the store
+            # (a BaseException too, e.g. PyO3's PanicException: this request fails, as on
+            # the loop, where the future holds it; the thread lives on)
+            except BaseException as exc:  # noqa: BLE001 - sorted out by the store
                 result = plain(exc)
                 delay = retry_delay(req.key, result, attempt)
                 if delay is not None and not self.cancelled.wait(delay):
@@ -315,14 +339,11 @@ class _OnThreads:
             gcpause.release()
 
     def _answer(self, i: int, result: object) -> None:
-        if not self.unsent:
-            self._release_collector()
-        with self.lock:
+        with self.lock:  # (in order: a thread's answer is never put after another's _END)
             self.left -= 1
-            last = self.left == 0
-        self.arrived.put([(i, result)])
-        if last:
-            self.arrived.put(_END)
+            self.arrived.put([(i, result)])
+            if self.left == 0:
+                self.arrived.put(_END)
 
     def end(self, early: bool) -> None:
         """The reader is done with the stream; ``early``: before every answer came. Requests
@@ -349,12 +370,13 @@ def arrivals(
     (:func:`on_threads`), else started on ``loop`` (None: fsspec's)."""
     arrived: queue.SimpleQueue = queue.SimpleQueue()
     batch: _Batch | _OnThreads | None = None
+    alive: Callable[[], bool] = _always
     try:
         if get is not None and on_threads(requests):
             batch = _OnThreads(requests, full_path, get, arrived)
-            batch.begin()
-            alive: Callable[[], bool] = _always
-        else:
+            if not batch.begin():  # no free thread for each: through the loop
+                batch = None
+        if batch is None:
             loop = loop or fsspec.asyn.get_loop()
             batch = _Batch(loop, requests, full_path, start, arrived)
             loop.call_soon_threadsafe(batch.begin)
