@@ -227,7 +227,8 @@ class ImageView(QWidget):
         counts = item.plot.yData
         highest = float(counts.max()) if counts is not None and len(counts) else 1.0
         item.vb.enableAutoRange(item.vb.XAxis, False)
-        item.vb.setXRange(0.0, highest or 1.0, padding=0.02)
+        # (the curve is turned a quarter to stand beside the bar: its counts lie at -x)
+        item.vb.setXRange(-(highest or 1.0), 0.0, padding=0.02)
         # what pyqtgraph works out lazily while painting (the view's matrix, then the bounds
         # of the region, of its lines and of the curve, which follow the view and the
         # levels): found changed there, they asked for a second paint of the bar

@@ -130,6 +130,24 @@ def open_random_plane(window, path, side: int, chunk: int, seed: int, missing) -
     return data
 
 
+def test_the_colour_bar_shows_the_histogram_of_the_plane(window, idle, tmp_path):
+    """The colour bar's histogram lies inside its view, and holds the plane's counts: the
+    bar's counts axis once showed 0..max where the curve (turned a quarter) lies at -max..0,
+    so the bar showed no histogram at all."""
+    data = open_random_plane(window, tmp_path / "h.zarr", 256, 64, 5, np.s_[0:1, 0:1])
+    idle(window)
+    bar = window.image.histogram.item
+    starts, counts = bar.plot.xData, bar.plot.yData
+    assert counts is not None and counts.sum() > 0.9 * data.size  # every value sampled
+    finite = data[np.isfinite(data)]
+    assert starts[0] == pytest.approx(finite.min()) and starts[-1] < finite.max()
+    (left, right), (bottom, top) = bar.vb.viewRange()
+    curve = bar.plot.mapRectToParent(bar.plot.boundingRect())  # in the bar's view
+    assert left <= curve.left() and curve.right() <= right  # every count shown
+    assert curve.width() > 0.5 * (right - left)  # and filling the bar's width
+    assert bottom <= curve.top() and curve.bottom() <= top
+
+
 def test_zooming_in_shows_every_element(window, idle, tmp_path):
     """A plane larger than the screen is drawn from every n-th element; zoomed in, from each."""
     missing = np.s_[1500:1530, 1500:1512]
