@@ -360,12 +360,7 @@ def test_a_child_forked_during_a_gc_pause_has_its_collector_on():
                 os._exit(0)
     finally:
         gcpause.release()
-    os.close(write_end)
-    try:
-        with os.fdopen(read_end, "rb") as pipe:
-            answer = pipe.read()
-    finally:
-        os.waitpid(pid, 0)
+    answer = _child_answer(pid, read_end, write_end)
     assert answer == b"True True 0"
     assert gc.isenabled()
 
@@ -565,12 +560,7 @@ def test_a_child_forked_after_obstore_started_fails_instead_of_hanging(http_serv
             os.write(write_end, f"error {exc}".encode()[:4000])
         finally:
             os._exit(0)
-    os.close(write_end)
-    try:
-        with os.fdopen(read_end, "rb") as pipe:
-            answer = pipe.read()
-    finally:
-        os.waitpid(pid, 0)
+    answer = _child_answer(pid, read_end, write_end)
     assert answer.startswith(b"error") and b"forked" in answer, answer
 
 
@@ -705,3 +695,15 @@ def test_a_panic_in_a_request_thread_fails_its_read_and_the_thread_lives_on(
     np.testing.assert_array_equal(arr[2], data[2])
     alive = [t for t in threading.enumerate() if t.name == "zarrfs-request"]
     assert 1 <= threads.threads <= 16 and threads.threads <= len(alive)
+
+
+def _child_answer(pid: int, read_end: int, write_end: int) -> bytes:
+    """What a forked child wrote to the pipe before it ended (the parent's end closed)."""
+    import os
+
+    os.close(write_end)
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            return pipe.read()
+    finally:
+        os.waitpid(pid, 0)
