@@ -7,7 +7,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${ZARRFS_VENV:-$repo/.venv}"
 
 # desktop-file-utils: the tests validate the desktop entry `zarrfs desktop install` writes.
-apt_packages=(python3 python3-venv python3-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
+# gcc, libc6-dev: the Python pipeline's compiled chunk loop (zarrfs/engine/_chunkloop.c)
+apt_packages=(python3 python3-venv python3-dev gcc libc6-dev fuse3 libfuse3-3 libgl1 libegl1 libglib2.0-0
               libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0
               netcdf-bin desktop-file-utils)
 # netcdf-bin: ncgen/nccopy write the NCZarr stores of the tests; desktop-file-utils: the desktop
@@ -31,8 +32,11 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
 stamp="$venv/.zarrfs-installed"
+# (again when the compiled chunk loop's source changed, or its build is gone)
+built=("$repo"/zarrfs/engine/_chunkloop.*.so)
 if [ ! -f "$stamp" ] || [ "$repo/pyproject.toml" -nt "$stamp" ] \
-        || [ "$repo/packaging/constraints.txt" -nt "$stamp" ]; then
+        || [ "$repo/packaging/constraints.txt" -nt "$stamp" ] \
+        || [ "$repo/zarrfs/engine/_chunkloop.c" -nt "$stamp" ] || [ ! -e "${built[0]}" ]; then
     echo "setup: installing zarrfs[dev] into $venv (a few minutes the first time)" >&2
     "$venv/bin/python" -m pip install -q --upgrade pip
     # constraints.txt: the versions the suite last passed with (a fast, repeatable resolve)

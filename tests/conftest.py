@@ -157,11 +157,24 @@ def set_native():
     native._switch.enabled, native._switch.reason = was
 
 
-@pytest.fixture(params=["native", "python"])
-def both_read_paths(request, set_native):
-    """Run a test with the native (tensorstore) path on, then with the Python pipeline alone."""
+@pytest.fixture(params=["native", "python", "reference"])
+def both_read_paths(request, set_native, monkeypatch):
+    """Run a test with the native (tensorstore) path on, then with the Python pipeline alone
+    (its chunk loop compiled), then with every chunk in Python (the reference)."""
+    from zarrfs.engine import chunkloop
+
     set_native(request.param == "native")
+    monkeypatch.setattr(chunkloop, "_enabled", request.param != "reference")
     return request.param
+
+
+@pytest.fixture
+def python_loop(python_pipeline, monkeypatch):
+    """The Python pipeline with every chunk in Python (its compiled loop off): for tests of
+    the Python loops' own mechanics (in-place decoding, range reads, the lean loop)."""
+    from zarrfs.engine import chunkloop
+
+    monkeypatch.setattr(chunkloop, "_enabled", False)
 
 
 @pytest.fixture

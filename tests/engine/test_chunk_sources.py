@@ -263,7 +263,9 @@ def _record_in_place(monkeypatch):
     return seen
 
 
-def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(zarr_writer, monkeypatch):
+def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(
+    zarr_writer, monkeypatch, python_loop
+):
     """Chunks covering whole rows of the output land there straight from the codec; the
     last chunk overhangs the array's edge (decoded bigger than its place) and goes through
     the task's buffer. Both read right."""
@@ -276,7 +278,7 @@ def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(zarr_w
 
 
 @pytest.mark.parametrize("writer", ["v2 >u2", "v3 bytes big endian"])
-def test_big_endian_chunks_decode_in_place(zarr_writer, tmp_path, monkeypatch, writer):
+def test_big_endian_chunks_decode_in_place(zarr_writer, tmp_path, monkeypatch, writer, python_loop):
     """Big-endian chunks decode straight into a big-endian output; into a native output
     they are swapped on the way (never in place)."""
     import zarr
@@ -388,7 +390,9 @@ def test_the_lean_loop_reads_common_chunks_and_hands_every_other_to_the_careful_
         np.testing.assert_array_equal(out[region], data[2][region])
 
 
-def test_the_lean_loop_reads_shards_range_by_range_without_copies(zarr_writer, monkeypatch, caplog):
+def test_the_lean_loop_reads_shards_range_by_range_without_copies(
+    zarr_writer, monkeypatch, caplog, python_loop
+):
     """A sharded plane from a local store: one range request per shard's coalesced inner
     chunks, each read just before its chunks are decoded (the chunks of the first range are
     placed before the second range is asked for), the chunks decoded where they lie in the

@@ -14,10 +14,13 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("native", ["1", "0"], ids=["native", "python"])
-def test_conformance_corpus_passes_in_full(corpus_dir, native):
-    """Both read paths: tensorstore where it reads an array (``ZARRFS_NATIVE=1``, the
-    default), and the Python pipeline for every array (``ZARRFS_NATIVE=0``)."""
+@pytest.mark.parametrize(
+    ("native", "loop"), [("1", "1"), ("0", "1"), ("0", "0")], ids=["native", "python", "reference"]
+)
+def test_conformance_corpus_passes_in_full(corpus_dir, native, loop):
+    """Every read path: tensorstore where it reads an array (``ZARRFS_NATIVE=1``, the
+    default), the Python pipeline for every array (``ZARRFS_NATIVE=0``) with its compiled
+    chunk loop, and without it (``ZARRFS_CHUNKLOOP=0``: every chunk in Python)."""
     reader = HERE / "conformance_reader.py"
     proc = subprocess.run(
         [
@@ -32,7 +35,7 @@ def test_conformance_corpus_passes_in_full(corpus_dir, native):
         text=True,
         timeout=900,
         cwd=HERE.parents[1],
-        env={**os.environ, "ZARRFS_NATIVE": native},
+        env={**os.environ, "ZARRFS_NATIVE": native, "ZARRFS_CHUNKLOOP": loop},
     )
     tail = proc.stdout.strip().splitlines()[-1]
     match = re.fullmatch(r"(\d+) passed, (\d+) failed", tail)

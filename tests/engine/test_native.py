@@ -237,7 +237,9 @@ def test_a_symlinked_array_directory_keeps_the_confined_path(tmp_path):
     assert group["real"].read_path.native
     linked = group["link"]
     assert not linked.read_path.native
-    assert linked.read_path.reason == "link is a symlink (zarrfs reads symlinks confined)"
+    assert linked.read_path.reason.startswith(
+        "link is a symlink (zarrfs reads symlinks confined); the chunk loop compiled"
+    )
     assert (linked[...] == data).all()
 
 

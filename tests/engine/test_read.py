@@ -99,13 +99,17 @@ def test_sharded_read_fetches_only_needed_inner_chunks(zarr_writer):
 
 
 @pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
-def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
+@pytest.mark.parametrize("loop", ["compiled", "python"])
+def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch, loop):
     """Reading every chunk of a local sharded array reads each shard's bytes once: decode
     tasks take chunks shard by shard. In plain C order of chunk coordinates, one task took a
     z-layer of several shards and another the next layer; zarr-python stores inner chunks in
     Morton order, so both tasks' ranges spanned each shard, and the read fetched 1.9x what
-    was stored."""
-    from zarrfs.engine import scheduler
+    was stored. (The Python loop reads a shard's chunks in one coalesced range, the compiled
+    loop each chunk's range from the shard's one open descriptor.)"""
+    from zarrfs.engine import chunkloop, scheduler
+
+    monkeypatch.setattr(chunkloop, "_enabled", loop == "compiled")
 
     monkeypatch.setattr(scheduler, "decode_workers", lambda: 2)  # 16 chunks per task here
     data = _volume((8, 512, 512))  # 4 MiB: read by tasks of the pool, not inline
@@ -118,7 +122,8 @@ def test_a_whole_sharded_read_fetches_each_shard_once(zarr_writer, monkeypatch):
         np.testing.assert_array_equal(arr[...], data)
         got = engine.stats()
         assert got["chunks_decoded"] == 64
-        assert got["requests"] == 2 * 8  # per shard: its index, then one range of its chunks
+        # per shard: its index, then one range of its chunks (or each chunk's)
+        assert got["requests"] == (8 + 64 if loop == "compiled" else 2 * 8)
         assert got["bytes_fetched"] <= stored
     finally:
         engine.set_cache_size(512 * 2**20)
@@ -430,7 +435,7 @@ def test_concurrent_reads_of_one_chunk_decode_it_once(zarr_writer):
 
 
 @pytest.mark.usefixtures("python_pipeline")  # its own mechanics: counters, cache
-def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch):
+def test_contiguous_chunks_decode_straight_into_the_output(zarr_writer, monkeypatch, python_loop):
     """Chunks spanning whole rows of a plane land in the output with no intermediate buffer
     (not kept: the cache off, or read for the first time); partial chunks go through the
     lean loop's stage and one copy; a chunk read again is decoded into memory the cache keeps."""

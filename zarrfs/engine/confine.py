@@ -106,6 +106,11 @@ def _openat2_call() -> tuple[Callable[..., int], object, int] | None:
     return syscall, how_ref, how_size
 
 
+def has_openat2() -> bool:
+    """Whether files can be opened below a root with ``openat2(RESOLVE_BENEATH)`` here."""
+    return _openat2_call() is not None
+
+
 def _errno_error() -> OSError:
     code = ctypes.get_errno()
     return OSError(code, os.strerror(code))

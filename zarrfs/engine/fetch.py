@@ -143,6 +143,10 @@ class ChunkSource:
         takes them (a read's task decodes each before it asks for the next)."""
         return iter(self.fetch(coords_list))
 
+    def files(self) -> tuple[int, bytes] | None:
+        """Local files the compiled chunk loop reads itself (:meth:`PlainChunks.files`)."""
+        return None
+
     def spans(self, coords_list) -> Iterator[Span]:
         """Every chunk's stored bytes from a sync store as a :data:`Span`, as the caller takes
         them, for a loop that decodes each at once into memory of its own (never keeping
@@ -169,6 +173,31 @@ class PlainChunks(ChunkSource):
         if bad_key_reason(template % ((0,) * ndim)) is not None:
             return None
         return template
+
+    def files(self) -> tuple[int, bytes] | None:
+        """For the compiled chunk loop (:mod:`.chunkloop`), a local store's files as
+        :meth:`spans` reads them: the directory descriptor they are opened below (-1: by
+        name) and the names' template (``names % coords``); None for other stores."""
+        template = self.key_template()
+        made = None if template is None else self.store.whole_files()
+        if made is None:
+            return None
+        dirfd, base = made
+        return dirfd, base.replace(b"%", b"%%") + os.fsencode(template)
+
+    def file_ranges(self, coords_list) -> tuple[int, list] | None:
+        """For the compiled chunk loop, chunks a store keeps as ranges of local files (an
+        Icechunk repository's chunk objects, ``VersionStore.chunk_file_ranges``): the
+        directory descriptor, and each chunk ``(coords, (name, start, stop), None)``, or
+        ``(coords, None, None)`` for one to read the Python way. None for other stores."""
+        ranges = getattr(self.store, "chunk_file_ranges", None)
+        if ranges is None:
+            return None
+        made = ranges([self.prefix + self.encode_key(c) for c in coords_list])
+        if made is None:
+            return None
+        dirfd, where = made
+        return dirfd, [(c, w, None) for c, w in zip(coords_list, where, strict=True)]
 
     def arrivals(self, coords_list, stop=None):
         coords_list = list(coords_list)

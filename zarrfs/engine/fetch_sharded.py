@@ -17,6 +17,7 @@ Models: tensorstore's sharding kvstore, zarrita.js's sharded chunk getter.
 from __future__ import annotations
 
 import math
+import os
 from collections import defaultdict
 from collections.abc import Callable
 from operator import floordiv, mod, mul
@@ -62,6 +63,7 @@ class ShardedChunks(ChunkSource):
         self.cps = sharding.chunks_per_shard(meta.chunk_shape)
         #: an inner chunk's place in its shard's index, C order: sum of (coords % cps) * these
         self._strides = tuple(np.cumprod((1, *self.cps[:0:-1]))[::-1].tolist())
+        self._cps, self._strides_array = np.array(self.cps, np.int64), np.array(self._strides)
 
     def shard_coords(self, coords: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(i // n for i, n in zip(coords, self.cps, strict=True))
@@ -162,6 +164,41 @@ class ShardedChunks(ChunkSource):
                 else:
                     cut = self._cut(c, r, answer, offset)
                     yield c, cut, 0, len(cut) if not isinstance(cut, ZarrfsError) else 0
+
+    def file_ranges(self, coords_list) -> tuple[int, list] | None:
+        """For the compiled chunk loop (:mod:`.chunkloop`), each chunk of a local store's
+        shards where :meth:`spans` finds it: the directory descriptor the shards are opened
+        below (-1: by name), and for each chunk ``(coords, (name, start, stop), None)``
+        where its shard's index places it (one name object a shard), or ``(coords, None,
+        span)`` for a chunk its index answers itself (not stored; an index that failed).
+        Each shard's chunks looked up in its index by NumPy. None for other stores."""
+        made = self.store.whole_files()
+        if made is None:
+            return None
+        dirfd, base = made
+        cps = self.cps
+        by_coords: dict[tuple[int, ...], list] = defaultdict(list)
+        for c in coords_list:  # (map, not a generator: no Python call per chunk)
+            by_coords[tuple(map(floordiv, c, cps))].append(c)
+        by_shard = {self.prefix + self.encode_key(k): v for k, v in by_coords.items()}
+        indexes, _ = self._shard_indexes(by_shard)
+        out: list = []
+        for key, index in indexes.items():
+            chunks = by_shard[key]
+            if not isinstance(index, np.ndarray):  # an absent shard, or its index's error
+                out.extend((c, None, (c, self._inner(c, index), 0, 0)) for c in chunks)
+                continue
+            inner = np.array(chunks, dtype=np.int64).reshape(len(chunks), -1) % self._cps
+            where = index.reshape(-1, 2)[inner @ self._strides_array]
+            starts, lengths = where[:, 0], where[:, 1]
+            absent = ((starts == INDEX_MISSING) & (lengths == INDEX_MISSING)).tolist()
+            name = base + os.fsencode(key)
+            # (a sum past 2**64 wraps below its start: the loop refuses it, the Python way
+            # says what is wrong)
+            stops = (starts + lengths).tolist()
+            for c, gone, start, stop in zip(chunks, absent, starts.tolist(), stops, strict=True):
+                out.append((c, None, (c, None, 0, 0)) if gone else (c, (name, start, stop), None))
+        return dirfd, out
 
     @staticmethod
     def _ranges(wanted: list) -> tuple[list[ByteRequest], list[list]]:

@@ -196,12 +196,20 @@ class Array(Node):
     def read_path(self) -> native.Decision:
         """Which path reads this array's chunks, and why: the native one (tensorstore) or the
         Python pipeline."""
-        if not native.native_enabled():
-            return native.decide(self.store, self.path, self.metadata)
         try:
-            return self._read_path()[1]
+            if not native.native_enabled():
+                decision = native.decide(self.store, self.path, self.metadata)
+            else:
+                decision = self._read_path()[1]
         except ZarrfsError as exc:
             return native.Decision(False, f"its codecs cannot be built ({exc.message})")
+        if decision.native:
+            return decision
+        try:
+            loop = self._reader.loop_note
+        except ZarrfsError:
+            return decision
+        return native.Decision(False, f"{decision.reason}; {loop}")
 
     # ------------------------------------------------------------ description
     shape = property(lambda self: self.metadata.shape)

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import math
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -288,6 +289,42 @@ class VersionStore(Store):
             return fsspec.asyn.sync(fs.loop, fs._cat_file, req.key, req.start, req.end)
         except Exception as exc:  # noqa: BLE001 - sorted out by stream()
             return exc
+
+    def chunk_file_ranges(self, keys: list[str]) -> tuple[int, list] | None:
+        """For the compiled chunk loop (:mod:`.chunkloop`), where a local repository's layout
+        puts each whole chunk read of ``keys``: the directory descriptor its objects are
+        opened below (as the repository's own store opens them, ``Store.whole_files``) and
+        for each key ``(name, start, stop)`` of its chunk object, or None (absent, inline,
+        virtual, unknown: read the Python way, which says what it is). None where chunks are
+        not read from local objects by the layout."""
+        layout, repo = self.layout, self.repo_store
+        if layout is None or repo is None:
+            return None
+        made = repo.whole_files()
+        if made is None:
+            return None
+        dirfd, base = made
+        out: list = []
+        names: dict[str, bytes] = {}
+        try:
+            for key in keys:
+                asked = layout.chunk_read(key)
+                if asked is None:
+                    got = icechunk_layout.answer(layout, key, None, None)
+                    if not isinstance(got, icechunk_layout.FileRange):
+                        out.append(None)
+                        continue
+                    asked = layout.chunk_read(key)
+                    if asked is None:  # (remembered for whole reads only: never here)
+                        out.append(None)
+                        continue
+                name = names.get(asked.key)
+                if name is None:
+                    name = names[asked.key] = base + os.fsencode(asked.key)
+                out.append((name, asked.start, asked.end))
+        except icechunk_layout.LayoutError:  # the Python way gives the layout up, and says so
+            return None
+        return dirfd, out
 
     def _chunk_object(self, req: ByteRequest, asked: ByteRequest, got):
         """A chunk object's answer checked: the snapshot refers to it, so one that is not

@@ -28,6 +28,7 @@ the read covers in part: a streaming reader never comes back for the others).
 from __future__ import annotations
 
 import concurrent.futures
+import errno
 import functools
 import itertools
 import logging
@@ -43,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import cache, scheduler, stats
+from . import cache, chunkloop, scheduler, stats
 from .cache import ABANDONED, MISSING, ChunkResult, Entry, failed, loaded
 from .codecs import ChunkSpec
 from .errors import ChunkDecodeError, ReadCancelled, ZarrfsError
@@ -330,6 +331,8 @@ class ArrayReader:
         chunk not kept. Any other chunk (absent, failing, waited for by another read, decoded
         straight into the output) goes through :meth:`_one`: one logic for every other
         outcome. Returns the chunks loaded and missing."""
+        if self._loop is not None:
+            return self._run_loop(task, dropped)
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
         # whether a chunk is kept: "reused" asks its entry (no call), other modes keeps()
@@ -375,6 +378,129 @@ class ArrayReader:
                 cache.chunks.keep_settled(kept)
                 kept.clear()
         return decoded, missing
+
+    @functools.cached_property
+    def _loop(self) -> tuple | None:
+        """What the compiled loop (:mod:`.chunkloop`) decodes this array's chunks with, where
+        it takes them (a lean chain of one compressor it knows, the loop built and on)."""
+        return chunkloop.codec(self.chain) if self._lean else None
+
+    @property
+    def loop_note(self) -> str:
+        """Whether the compiled loop reads this array's chunks, said for ``info --debug``."""
+        if self._loop is not None:
+            return "the chunk loop compiled (files read, decoded and placed off the GIL)"
+        if not chunkloop.available():
+            why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
+        else:
+            why = "codecs it does not take: it takes one Blosc or zstd compressor"
+        return f"the chunk loop in Python ({why})"
+
+    def _run_loop(self, task: DecodeTask, dropped) -> tuple[int, int]:
+        """:meth:`_run_lean` in compiled code, :data:`_LOOP_BATCH` chunks a call with the GIL
+        let go once for them all (:mod:`.chunkloop`): a local store's chunk files read by
+        name (:meth:`~.fetch.ChunkSource.files`) or its shards' chunks by range
+        (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans. The
+        chunks it takes are :meth:`_run_lean`'s (owned, one target, not kept; an output of
+        the decoded dtype); every other chunk, and every chunk the loop did not finish, goes
+        through :meth:`_one`, which reads it again the Python way and says why."""
+        read = task.read
+        by_chunk, owned = read.by_chunk, read.owned
+        reused = read.caching and read.keep == "reused"
+        keeps = read.keeps if read.caching and not reused else None
+        cancelled, one, (done, _, _) = read.token.is_set, self._one, dropped
+        dtype = typing.cast(np.dtype, self._decoded_dtype)
+        flat, _ = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
+        spec, shape, itemsize = self._loop, self.chunk_shape, dtype.itemsize
+        # each chunk: (coords, what the loop reads, what the Python way reads instead: None,
+        # the chunk fetched again from the store; else a span)
+        dirfd, expect, every = self._loop_sources(task.coords)
+        mode = chunkloop.SPANS if dirfd is None else chunkloop.FILES if expect else chunkloop.RANGES
+        if mode == chunkloop.RANGES:
+            expect = 2 * self._chunk_nbytes + 1024  # (a longer stored chunk: the Python way)
+        fits: dict[int, bool] = {}  # id(output): of the decoded dtype
+        decoded = missing = requests = nbytes = 0
+
+        def careful(coords, span) -> None:
+            nonlocal decoded, missing
+            if span is None:  # fetched again, the careful way, which says why
+                status = "missing"
+                for f in self.source.each([coords]):
+                    status = one(read, f, task, dropped)
+            else:
+                status = one(read, span_fetched(*span), task, dropped)
+            decoded += status == "loaded"
+            missing += status == "missing"
+
+        for batch in _batches(every, _LOOP_BATCH):
+            if cancelled():
+                break
+            mine, targets, sources, others = [], [], [], []
+            for coords, source, fallback in batch:
+                chunk_targets = by_chunk[coords]
+                entry = owned.get(coords)
+                if (
+                    source is None
+                    or entry is None
+                    or entry.event is not None
+                    or len(chunk_targets) != 1
+                    or (entry.reread if reused else keeps is not None and keeps(coords))
+                ):
+                    others.append((coords, fallback))
+                    continue
+                target = chunk_targets[0]
+                out = target[1]
+                ok = fits.get(id(out))
+                if ok is None:
+                    ok = fits[id(out)] = out.dtype == dtype
+                if not ok:
+                    others.append((coords, fallback))
+                    continue
+                mine.append((coords, entry, fallback))
+                targets.append(target)
+                sources.append(source)
+            outcomes = (
+                chunkloop.run(
+                    targets, sources, mode, spec, flat, shape, itemsize, dirfd or -1, expect
+                )
+                if mine
+                else ()
+            )
+            for (coords, entry, fallback), outcome in zip(mine, outcomes, strict=True):
+                if outcome >= 0:
+                    decoded += 1
+                    requests += 1
+                    nbytes += outcome
+                    del owned[coords]
+                    done.append(entry)
+                elif mode == chunkloop.FILES and outcome == -errno.ENOENT:
+                    requests += 1
+                    careful(coords, (coords, None, 0, 0))
+                else:
+                    careful(coords, fallback)
+            for coords, fallback in others:
+                careful(coords, fallback)
+        if mode != chunkloop.SPANS:  # (the spans counted their own)
+            stats.add(requests=requests, bytes_fetched=nbytes)
+        return decoded, missing
+
+    def _loop_sources(self, coords_list) -> tuple[int | None, int, list]:
+        """What :meth:`_run_loop` reads each chunk from: ``(dirfd, expect, chunks)``, each
+        chunk ``(coords, source, fallback)``; dirfd None where the source's spans are read
+        in Python (expect 0), expect 0 for a shard's ranges."""
+        source = self.source
+        files = source.files()
+        if files is not None:
+            dirfd, names = files
+            return dirfd, source.expect, [(c, names % c, None) for c in coords_list]
+        ranges = getattr(source, "file_ranges", None)
+        made = ranges(coords_list) if ranges is not None else None
+        if made is not None:
+            return made[0], 0, made[1]
+        every = []
+        for span in source.spans(coords_list):  # (a shard's ranges read at once)
+            every.append((span[0], span if type(span[1]) is bytes else None, span))
+        return None, 0, every
 
     def _settle(self, read: Read, done: Decoded, dropped: tuple | None = None) -> None:
         """An owned chunk's result to the table (kept when ``done.keep``), once. A chunk
@@ -523,6 +649,9 @@ _INLINE_BYTES = 1 << 20
 #: chunks the lean loop keeps before it hands them to the table (one lock for them all): a read
 #: that comes to wait for one meanwhile waits at most for this many more
 _KEEP_BATCH = 16
+
+#: chunks the compiled loop takes in one call: a cancelled read stops within this many
+_LOOP_BATCH = 128
 
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task

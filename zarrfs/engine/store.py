@@ -298,6 +298,19 @@ class Store:
         base = "" if self.confined_to is not None or not self.root else self.root.rstrip("/") + "/"
         return os.fsencode(base), read
 
+    def whole_files(self) -> tuple[int, bytes] | None:
+        """For a local store, how the compiled chunk loop (:mod:`.chunkloop`) opens its files
+        as :meth:`whole_reader` does: the directory descriptor they are opened below with
+        ``openat2(RESOLVE_BENEATH)`` (-1: by their names as they are, a store not confined),
+        and what goes before a key's bytes to name its file. None where whole_reader is."""
+        if self.objects is not None or not isinstance(self.fs, LocalFileSystem):
+            return None
+        if time.monotonic() < self._down_until:
+            return None
+        if self.confined_to is not None:
+            return (self.confined_to.fd(), b"") if confine.has_openat2() else None
+        return -1, os.fsencode(self.root.rstrip("/") + "/" if self.root else "")
+
     def _result(self, req: ByteRequest, raw) -> Body | StoreError:
         """What one request gives: the asked bytes, None where the object is absent, or a
         StoreError naming it."""

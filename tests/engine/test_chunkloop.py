@@ -1,0 +1,250 @@
+"""The compiled chunk loop of the Python pipeline (zarrfs/engine/_chunkloop.c): it reads what
+zarr-python wrote, bit for bit, and every chunk it does not finish (absent, corrupt, outside
+the store, longer than expected) reads as the Python loop reads it: the same values, the same
+errors."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+import zarrfs
+from zarrfs.engine import chunkloop
+from zarrfs.engine.errors import ZarrfsError
+
+
+@pytest.fixture
+def loop_calls(python_pipeline, monkeypatch):
+    """The compiled loop on, the native path off; each call's outcomes recorded."""
+    monkeypatch.setattr(chunkloop, "_enabled", True)
+    calls: list[list[int]] = []
+    run = chunkloop.run
+
+    def recorded(*args):
+        outcomes = run(*args)
+        calls.append(list(outcomes))
+        return outcomes
+
+    monkeypatch.setattr(chunkloop, "run", recorded)
+    return calls
+
+
+def _both(path, selection, monkeypatch, out=None):
+    """The selection read with the compiled loop, then with the Python loop alone: each its
+    values, or its error's type and message."""
+    answers = []
+    for on in (True, False):
+        monkeypatch.setattr(chunkloop, "_enabled", on)
+        arr = zarrfs.open(str(path))
+        try:
+            answers.append(arr.read(selection, out=None if out is None else out.copy()))
+        except ZarrfsError as exc:
+            answers.append((type(exc), exc.message))
+    return answers
+
+
+def test_the_compiled_loop_is_built():
+    """The setup installs a C compiler: a build without the loop would pass every other test
+    here on the Python loop alone."""
+    assert chunkloop._chunkloop is not None
+    assert set(chunkloop._FUNCTIONS) == {1, 2}  # c-blosc's and zstd's, from numcodecs
+
+
+SELECTIONS = [
+    (1,),
+    (slice(None),),
+    (2, slice(3, 300), slice(5, 511, 3)),
+    (slice(None), slice(None, None, -3), 7),
+    (0, slice(250, 70, -2), slice(None, None, -1)),
+    (3, 130, slice(None)),
+    (slice(1, 3), slice(60, 70), slice(60, 70)),
+]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "v2-blosc",
+        "v3-blosc",
+        "v3-zstd",
+        "v3-sharded-blosc",
+        "v3-sharded-zstd",
+        "v2-zstd-f8",
+        "v2-zstd-big",
+    ],
+)
+def test_every_selection_reads_what_zarr_python_wrote(tmp_path, loop_calls, layout):
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 60000, size=(4, 300, 520)).astype("u2")  # edge chunks on 2 axes
+    path = tmp_path / "a.zarr"
+    blosc = zarr.codecs.BloscCodec(cname="zstd", shuffle="shuffle")
+    if layout == "v2-blosc":
+        z = zarr.create_array(
+            path,
+            shape=data.shape,
+            chunks=(1, 64, 64),
+            dtype="u2",
+            zarr_format=2,
+            compressors=numcodecs.Blosc(cname="lz4", shuffle=numcodecs.Blosc.BITSHUFFLE),
+        )
+    elif layout.startswith("v2-zstd"):  # big-endian: values swapped into a native output
+        dtype = ">f8" if layout.endswith("big") else "<f8"
+        data = data.astype(dtype) / 7
+        z = zarr.create_array(
+            path,
+            shape=data.shape,
+            chunks=(1, 64, 64),
+            dtype=dtype,
+            zarr_format=2,
+            compressors=numcodecs.Zstd(level=3),
+        )
+    else:
+        compressor = zarr.codecs.ZstdCodec() if layout.endswith("zstd") else blosc
+        shards = (2, 128, 256) if "sharded" in layout else None
+        z = zarr.create_array(
+            path,
+            shape=data.shape,
+            chunks=(1, 64, 64),
+            shards=shards,
+            dtype="u2",
+            compressors=[compressor],
+        )
+    z[:] = data
+    for selection in SELECTIONS:
+        loop_calls.clear()
+        arr = zarrfs.open(str(path))  # (a chunk read again is kept: the Python loop keeps it)
+        np.testing.assert_array_equal(arr[selection], data[selection], err_msg=str(selection))
+        done = [o for call in loop_calls for o in call]
+        if layout.endswith("big"):  # (the Python loop swaps the bytes)
+            assert not done
+        else:
+            assert done and all(o > 0 for o in done), (selection, done)
+
+
+def test_an_output_of_another_dtype_takes_the_python_loop(tmp_path, loop_calls, monkeypatch):
+    data = np.arange(4 * 128 * 128, dtype="u2").reshape(4, 128, 128)
+    z = zarr.create_array(tmp_path / "a.zarr", shape=data.shape, chunks=(1, 64, 64), dtype="u2")
+    z[:] = data
+    out = np.zeros((128, 128), dtype="f8")
+    got = zarrfs.open(str(tmp_path / "a.zarr")).read(2, out=out)
+    np.testing.assert_array_equal(got, data[2].astype("f8"))
+    assert not [o for call in loop_calls for o in call]  # (no chunk taken by the loop)
+
+
+def test_absent_chunks_read_as_the_fill_value(tmp_path, loop_calls, monkeypatch):
+    data = np.arange(2 * 128 * 128, dtype="i4").reshape(2, 128, 128)
+    z = zarr.create_array(
+        tmp_path / "a.zarr", shape=data.shape, chunks=(1, 64, 64), dtype="i4", fill_value=-5
+    )
+    z[:] = data
+    for key in ("c/1/0/1", "c/1/1/1", "c/0/1/0"):
+        os.remove(tmp_path / "a.zarr" / key)
+    expected = z[:]
+    assert (expected == -5).sum() == 3 * 64 * 64
+    with_loop, without = _both(tmp_path / "a.zarr", slice(None), monkeypatch)
+    np.testing.assert_array_equal(with_loop, expected)
+    np.testing.assert_array_equal(without, expected)
+    outcomes = sorted(o for call in loop_calls for o in call)
+    assert outcomes[:3] == [-errno.ENOENT] * 3 and all(o > 0 for o in outcomes[3:])
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "longer", "empty", "outside"])
+def test_a_damaged_chunk_fails_alone_with_the_python_loops_error(
+    tmp_path, loop_calls, monkeypatch, damage
+):
+    data = np.arange(2 * 128 * 128, dtype="u2").reshape(2, 128, 128)
+    path = tmp_path / "a.zarr"
+    z = zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), dtype="u2")
+    z[:] = data
+    chunk = path / "c" / "1" / "1" / "0"  # (chunks past 4 KiB: smaller ones are kept, Python)
+    stored = chunk.read_bytes()
+    if damage == "truncated":
+        chunk.write_bytes(stored[: len(stored) // 2])
+    elif damage == "garbage":
+        chunk.write_bytes(bytes(range(256)) * 4)
+    elif damage == "longer":  # past the loop's one read: the careful way reads it all
+        chunk.write_bytes(stored + b"\0" * (64 * 64 * 2 + 100))
+    elif damage == "empty":
+        chunk.write_bytes(b"")
+    else:  # a symlink out of the store: never followed
+        secret = tmp_path / "secret"
+        secret.write_bytes(stored)
+        chunk.unlink()
+        chunk.symlink_to(secret)
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    assert isinstance(with_loop, tuple), "a damaged chunk read as data"
+    assert with_loop == without
+    assert any(o < 0 for call in loop_calls for o in call)  # the loop left it to Python
+    # its siblings still read
+    np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])
+    np.testing.assert_array_equal(zarrfs.open(str(path))[1, :64], data[1, :64])
+
+
+@pytest.mark.parametrize("damage", ["index-past-end", "index-huge", "inner-garbage"])
+def test_a_damaged_shard_fails_as_on_the_python_loop(tmp_path, loop_calls, monkeypatch, damage):
+    data = np.arange(2 * 256 * 256, dtype="u2").reshape(2, 256, 256)
+    path = tmp_path / "a.zarr"
+    z = zarr.create_array(
+        path,
+        shape=data.shape,
+        chunks=(1, 64, 64),
+        shards=(1, 128, 128),
+        dtype="u2",
+        compressors=[zarr.codecs.BloscCodec(cname="zstd")],
+    )
+    z[:] = data
+    shard = path / "c" / "1" / "1" / "0"
+    raw = bytearray(shard.read_bytes())
+    index_at = len(raw) - (16 * 4 + 4)  # four inner chunks, then the crc32c
+    if damage == "inner-garbage":
+        raw[:40] = bytes(range(40))
+    else:
+        entries = np.frombuffer(bytes(raw[index_at : index_at + 64]), "<u8").reshape(4, 2).copy()
+        entries[2, 0] = len(raw) + 10 if damage == "index-past-end" else 2**63
+        raw[index_at : index_at + 64] = entries.tobytes()
+        from crc32c import crc32c
+
+        raw[index_at + 64 :] = np.uint32(crc32c(bytes(raw[index_at : index_at + 64]))).tobytes()
+    shard.write_bytes(bytes(raw))
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    assert isinstance(with_loop, tuple), "a damaged shard read as data"
+    assert with_loop == without
+    assert any(o < 0 for call in loop_calls for o in call)  # the loop left it to Python
+    np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])
+
+
+def test_the_switch_turns_the_loop_off(tmp_path, loop_calls, monkeypatch):
+    data = np.arange(4 * 128 * 128, dtype="u2").reshape(4, 128, 128)
+    z = zarr.create_array(tmp_path / "a.zarr", shape=data.shape, chunks=(1, 64, 64), dtype="u2")
+    z[:] = data
+    chunkloop.set_enabled(False)
+    try:
+        np.testing.assert_array_equal(zarrfs.open(str(tmp_path / "a.zarr"))[:], data)
+        assert not loop_calls
+        assert "Python" in zarrfs.open(str(tmp_path / "a.zarr")).read_path.reason
+    finally:
+        chunkloop.set_enabled(True)
+    arr = zarrfs.open(str(tmp_path / "a.zarr"))
+    np.testing.assert_array_equal(arr[:], data)
+    assert loop_calls
+    assert "compiled" in arr.read_path.reason
+
+
+def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(tmp_path, loop_calls):
+    """Chunks covering whole rows of the output are decoded straight into it by the loop
+    (their region is the whole chunk, contiguous there); the edge chunk overhanging the array
+    and a strided read go through its buffer. All read what zarr-python wrote."""
+    data = np.random.default_rng(3).integers(0, 2**31, size=(3, 300, 130)).astype("i4")
+    path = tmp_path / "rows.zarr"
+    z = zarr.create_array(path, shape=data.shape, chunks=(1, 64, 130), dtype="i4")
+    z[:] = data
+    for selection in [(1,), (slice(None),), (2, slice(64, 192)), (0, slice(None, None, 2))]:
+        loop_calls.clear()
+        got = zarrfs.open(str(path))[selection]
+        np.testing.assert_array_equal(got, data[selection])
+        assert all(o > 0 for call in loop_calls for o in call) and loop_calls
