@@ -20,6 +20,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import repeat
 from operator import floordiv, mod, mul
 
 import numpy as np
@@ -176,27 +177,40 @@ class ShardedChunks(ChunkSource):
         if made is None:
             return None
         dirfd, base = made
-        cps = self.cps
-        by_coords: dict[tuple[int, ...], list] = defaultdict(list)
-        for c in coords_list:  # (map, not a generator: no Python call per chunk)
-            by_coords[tuple(map(floordiv, c, cps))].append(c)
-        by_shard = {self.prefix + self.encode_key(k): v for k, v in by_coords.items()}
-        indexes, _ = self._shard_indexes(by_shard)
+        coords_list = list(coords_list)
+        if not coords_list:
+            return dirfd, []
+        at = np.array(coords_list, dtype=np.int64).reshape(len(coords_list), -1)
+        shards = at // self._cps
+        # runs of one shard's chunks (order() puts a read's chunks shard by shard)
+        change = np.flatnonzero((shards[1:] != shards[:-1]).any(axis=1)) + 1
+        bounds = [0, *change.tolist(), len(coords_list)]
+        keys = [self.prefix + self.encode_key(tuple(shards[a].tolist())) for a in bounds[:-1]]
+        indexes = self.indexes(list(dict.fromkeys(keys)))
+        inner = (at % self._cps) @ self._strides_array
         out: list = []
-        for key, index in indexes.items():
-            chunks = by_shard[key]
+        names: dict[str, bytes] = {}
+        for key, a, b in zip(keys, bounds[:-1], bounds[1:], strict=True):
+            chunks, index = coords_list[a:b], indexes[key]
             if not isinstance(index, np.ndarray):  # an absent shard, or its index's error
                 out.extend((c, None, (c, self._inner(c, index), 0, 0)) for c in chunks)
                 continue
-            inner = np.array(chunks, dtype=np.int64).reshape(len(chunks), -1) % self._cps
-            where = index.reshape(-1, 2)[inner @ self._strides_array]
+            where = index.reshape(-1, 2)[inner[a:b]]
             starts, lengths = where[:, 0], where[:, 1]
-            absent = ((starts == INDEX_MISSING) & (lengths == INDEX_MISSING)).tolist()
-            name = base + os.fsencode(key)
+            absent = (starts == INDEX_MISSING) & (lengths == INDEX_MISSING)
+            name = names.get(key)
+            if name is None:
+                name = names[key] = base + os.fsencode(key)
             # (a sum past 2**64 wraps below its start: the loop refuses it, the Python way
             # says what is wrong)
             stops = (starts + lengths).tolist()
-            for c, gone, start, stop in zip(chunks, absent, starts.tolist(), stops, strict=True):
+            if not absent.any():  # (tuples made by zip: no Python call a chunk)
+                located = zip(repeat(name), starts.tolist(), stops, strict=True)
+                out.extend(zip(chunks, located, repeat(None)))
+                continue
+            for c, gone, start, stop in zip(
+                chunks, absent.tolist(), starts.tolist(), stops, strict=True
+            ):
                 out.append((c, None, (c, None, 0, 0)) if gone else (c, (name, start, stop), None))
         return dirfd, out
 
