@@ -212,15 +212,25 @@ class ChunkTable:
         meanwhile gets it abandoned, and reads it itself; a missing chunk is missing for it
         too."""
         woken = []
-        with self._lock:
+        items, remembered = self._items, self._seen
+        with self._lock:  # (as _forget does, inline: a plane settles hundreds at once)
             for entries, result in ((loaded, ABANDONED), (missing or [], MISSING)):
+                seen = result is ABANDONED and self.capacity
                 for entry in entries:
                     if entry.result is not None:  # settled already
                         continue
                     entry.result = result
-                    self._forget(entry.key, entry, seen=result is ABANDONED)
+                    key = entry.key
+                    if items.get(key) is entry:
+                        del items[key]
+                    if seen:
+                        h = hash(key)
+                        remembered[h] = None
+                        remembered.move_to_end(h)
                     if entry.event is not None:
                         woken.append(entry.event)
+            while len(remembered) > _SEEN_KEYS:
+                remembered.popitem(last=False)
         for event in woken:
             event.set()
 
