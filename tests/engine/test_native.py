@@ -538,3 +538,26 @@ def test_a_kept_chunk_is_served_again_without_touching_its_file(tmp_path):
     assert (arr.submit((slice(0, 32), slice(8, 40))).result(timeout=30) == data[:32, 8:40]).all()
     counted = engine.stats()
     assert counted["requests"] == 0 and counted["native_reads"] == 2
+
+
+def test_a_fresh_open_shares_the_handle_and_still_reads_the_files_as_they_are(tmp_path):
+    """Fresh opens of an array (a script reading a plane a handle) share one tensorstore
+    handle of the context that keeps nothing: it still reads rewritten chunks as they are
+    now, and an array rewritten with other metadata gets a handle of its own."""
+    path = tmp_path / "a.zarr"
+    first = np.arange(2 * 64 * 64, dtype="u2").reshape(2, 64, 64)
+    _write(path, first, (1, 32, 32))
+    a, b = zarrfs.open(str(path)), zarrfs.open(str(path))
+    np.testing.assert_array_equal(a[1], first[1])
+    assert a._native.handle("once") is b._native.handle("once")
+    rewritten = first[::-1].copy()
+    zarr.open_array(str(path), mode="r+")[...] = rewritten  # same metadata, new chunks
+    c = zarrfs.open(str(path))
+    np.testing.assert_array_equal(c[1], rewritten[1])
+    assert c._native.handle("once") is a._native.handle("once")
+    other = (np.arange(2 * 64 * 64, dtype="f4") / 3).reshape(2, 64, 64)
+    _write(path, other, (1, 16, 16), overwrite=True)  # other metadata
+    d = zarrfs.open(str(path))
+    np.testing.assert_array_equal(d[1], other[1])
+    assert d._native.handle("once") is not a._native.handle("once")
+    assert d.read_path.native
