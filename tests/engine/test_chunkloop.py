@@ -6,7 +6,10 @@ errors."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
+import sys
 
 import numcodecs
 import numpy as np
@@ -63,6 +66,8 @@ SELECTIONS = [
     (0, slice(250, 70, -2), slice(None, None, -1)),
     (3, 130, slice(None)),
     (slice(1, 3), slice(60, 70), slice(60, 70)),
+    # steps past the dimension: one element each (a step times a stride overflowed in C)
+    (slice(None), slice(None, None, 2**62), slice(3, None, -(2**61))),
 ]
 
 
@@ -248,3 +253,62 @@ def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(tmp_pa
         got = zarrfs.open(str(path))[selection]
         np.testing.assert_array_equal(got, data[selection])
         assert all(o > 0 for call in loop_calls for o in call) and loop_calls
+
+
+def test_chunks_of_more_than_32_dimensions_take_the_python_loop(tmp_path, loop_calls, monkeypatch):
+    """The compiled loop places regions of at most 32 dimensions: an array of 33 reads on the
+    Python loop (it raised 'chunkloop: arguments that do not fit'), as NumPy wrote it."""
+    shape, chunks = (1,) * 32 + (8192,), (1,) * 32 + (4096,)
+    data = np.arange(8192, dtype="<u2").reshape(shape)
+    path = tmp_path / "deep.zarr"  # (zarr-python cannot write it: NumPy's broadcast stops at 32)
+    path.mkdir()
+    compressor = numcodecs.Blosc(cname="lz4")
+    meta = {"zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": "<u2", "order": "C"}
+    meta |= {"compressor": compressor.get_config(), "fill_value": 0, "filters": None}
+    (path / ".zarray").write_text(json.dumps(meta))
+    for i in range(2):
+        key = ".".join(["0"] * 32 + [str(i)])
+        (path / key).write_bytes(compressor.encode(data[..., i * 4096 : (i + 1) * 4096].copy()))
+    with_loop, without = _both(path, (0,) * 32 + (slice(10, 8000, 3),), monkeypatch)
+    np.testing.assert_array_equal(with_loop, data[(0,) * 32 + (slice(10, 8000, 3),)])
+    np.testing.assert_array_equal(without, with_loop)
+    assert not loop_calls
+    monkeypatch.setattr(chunkloop, "_enabled", True)
+    assert "more than 32 dimensions" in zarrfs.open(str(path)).read_path.reason
+
+
+_READ_IN_CHILD = """
+import sys, zarrfs
+from zarrfs.engine import chunkloop, native
+native.set_native(False)
+chunkloop.set_enabled(sys.argv[2] == "on")
+try:
+    zarrfs.open(sys.argv[1])[:]
+except zarrfs.ZarrfsError as exc:
+    print(type(exc).__name__, exc.message)
+"""
+
+
+def test_a_fifo_where_a_chunk_should_be_fails_and_is_never_waited_for(tmp_path):
+    """Opening a FIFO for reading waits for a writer, for ever: the compiled loop and the
+    Python loop both open chunk files with O_NONBLOCK, and the FIFO's chunk fails alone (a
+    child process, so that a read that waits cannot hang the tests)."""
+    data = np.arange(2 * 128 * 128, dtype="u2").reshape(2, 128, 128)
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), dtype="u2")[:] = data
+    chunk = path / "c" / "1" / "1" / "0"
+    chunk.unlink()
+    os.mkfifo(chunk)
+    answers = []
+    for loop in ("on", "off"):
+        child = subprocess.run(
+            [sys.executable, "-c", _READ_IN_CHILD, str(path), loop],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert child.returncode == 0, child.stderr
+        answers.append(child.stdout.strip())
+    assert answers[0] == answers[1]
+    assert answers[0].startswith("StoreError") and "'c/1/1/0'" in answers[0], answers[0]
+    np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])  # its siblings read

@@ -26,7 +26,10 @@
 #define ZF_SYS_OPENAT2 437 /* the same number on every architecture */
 #define ZF_RESOLVE_NO_MAGICLINKS 0x02
 #define ZF_RESOLVE_BENEATH 0x08
-#define ZF_MAXDIM 32
+#define ZF_MAXDIM 32 /* chunkloop.MAX_DIMS: arrays of more dimensions stay in Python */
+/* as confine.py opens files: O_NONBLOCK, so that a FIFO (or a device) where a chunk file
+ * should be is never waited for (a FIFO then fails its pread: ESPIPE) */
+#define ZF_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 
 struct zf_open_how {
     uint64_t flags;
@@ -119,8 +122,10 @@ plan_place(struct place *p, PyObject *target, const Py_ssize_t *chunk_shape, int
             dst += ostart * out->strides[j];
         }
         p->len[j] = length;
-        p->sstride[j] = step * chunk_strides[k];
-        p->dstride[j] = ostep * out->strides[j];
+        /* (a step past the dimension's length takes one element: its stride is never used,
+         * and a step of 2**62 times a stride would overflow) */
+        p->sstride[j] = length > 1 ? step * chunk_strides[k] : chunk_strides[k];
+        p->dstride[j] = olength > 1 ? ostep * out->strides[j] : out->strides[j];
         j++;
     }
     if (j != n_out)
@@ -225,11 +230,11 @@ static int
 open_file(int dirfd, const char *name)
 {
     if (dirfd >= 0) {
-        struct zf_open_how how = {O_RDONLY | O_CLOEXEC, 0,
+        struct zf_open_how how = {ZF_OPEN_FLAGS, 0,
                                   ZF_RESOLVE_BENEATH | ZF_RESOLVE_NO_MAGICLINKS};
         return (int)syscall(ZF_SYS_OPENAT2, dirfd, name, &how, sizeof how);
     }
-    return open(name, O_RDONLY | O_CLOEXEC);
+    return open(name, ZF_OPEN_FLAGS);
 }
 
 static ssize_t

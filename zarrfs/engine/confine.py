@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 _OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
-_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
+#: O_NONBLOCK: a FIFO (or a device) where a file should be is never waited for
+_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 

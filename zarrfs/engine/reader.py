@@ -383,7 +383,7 @@ class ArrayReader:
     def _loop(self) -> tuple | None:
         """What the compiled loop (:mod:`.chunkloop`) decodes this array's chunks with, where
         it takes them (a lean chain of one compressor it knows, the loop built and on)."""
-        return chunkloop.codec(self.chain) if self._lean else None
+        return chunkloop.codec(self.chain, len(self.chunk_shape)) if self._lean else None
 
     @property
     def loop_note(self) -> str:
@@ -393,7 +393,11 @@ class ArrayReader:
         if not chunkloop.available():
             why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
         else:
-            why = "codecs it does not take: it takes one Blosc or zstd compressor"
+            why = (
+                "codecs it does not take: it takes one Blosc or zstd compressor"
+                if len(self.chunk_shape) <= chunkloop.MAX_DIMS
+                else f"chunks of more than {chunkloop.MAX_DIMS} dimensions"
+            )
         return f"the chunk loop in Python ({why})"
 
     def _run_loop(self, task: DecodeTask, dropped) -> tuple[int, int]:
