@@ -312,3 +312,30 @@ def test_a_fifo_where_a_chunk_should_be_fails_and_is_never_waited_for(tmp_path):
     assert answers[0] == answers[1]
     assert answers[0].startswith("StoreError") and "'c/1/1/0'" in answers[0], answers[0]
     np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])  # its siblings read
+
+
+def test_reads_that_keep_every_chunk_take_the_loop(tmp_path, loop_calls):
+    """The mount's ``read_flat`` and the viewer's ``submit`` keep every chunk they read: the
+    loop decodes each into an array of its own, which the table keeps (they went to the
+    Python loop, chunk by chunk). Read again, they come from the table."""
+    from zarrfs.engine import cache
+
+    data = np.random.default_rng(11).integers(0, 2**16, size=(4, 256, 256)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 128, 128), dtype="u2")[:] = data
+    cache.clear_caches()
+    arr = zarrfs.open(str(path))
+    np.testing.assert_array_equal(arr.read_flat(0, arr.size), data.ravel())
+    done = [o for call in loop_calls for o in call]
+    assert len(done) == 16 and all(o > 0 for o in done), done
+    loop_calls.clear()
+    np.testing.assert_array_equal(arr.read_flat(100, arr.size - 7), data.ravel()[100:-7])
+    np.testing.assert_array_equal(arr[2, 5:250], data[2, 5:250])
+    assert not loop_calls  # (every chunk from the table, as kept)
+    cache.clear_caches()
+    np.testing.assert_array_equal(arr.submit((slice(1, 3), slice(None))).result(), data[1:3])
+    done = [o for call in loop_calls for o in call]
+    assert len(done) == 8 and all(o > 0 for o in done), done
+    loop_calls.clear()
+    np.testing.assert_array_equal(arr[1:3, ::-1], data[1:3, ::-1])
+    assert not loop_calls

@@ -120,9 +120,12 @@ def codec(chain: CodecChain, ndim: int) -> tuple | None:
     return None
 
 
-def run(targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd=-1, expect=0):
+def run(
+    targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd=-1, expect=0, owns=None
+):
     """Read, decode and place a batch (``_chunkloop.c``'s ``run``): each chunk's stored size
-    when done, else its outcome (< 0)."""
+    when done, else its outcome (< 0). ``owns``: for each chunk None, or the array of its own
+    a chunk to keep is decoded into."""
     return _chunkloop.run(  # type: ignore[union-attr]
-        targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd, expect
+        targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd, expect, owns
     )
