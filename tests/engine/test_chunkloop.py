@@ -339,3 +339,71 @@ def test_reads_that_keep_every_chunk_take_the_loop(tmp_path, loop_calls):
     loop_calls.clear()
     np.testing.assert_array_equal(arr[1:3, ::-1], data[1:3, ::-1])
     assert not loop_calls
+
+
+@pytest.mark.parametrize(
+    "frame", ["no content size", "two frames", "skippable first", "trailing bytes", "size + 2"]
+)
+def test_zstd_frames_the_loop_does_not_take_read_as_on_the_python_loop(
+    tmp_path, loop_calls, monkeypatch, frame
+):
+    """zstd chunks as other writers leave them: the loop takes only one frame stating the
+    chunk's size, and leaves the rest to the Python loop, which reads or refuses them."""
+    zstandard = pytest.importorskip("zstandard")
+    data = np.random.default_rng(5).integers(0, 2**16, size=(2, 128, 128)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(
+        path,
+        shape=data.shape,
+        chunks=(1, 64, 64),
+        dtype="u2",
+        compressors=[zarr.codecs.ZstdCodec()],
+    )[:] = data
+    raw = data[1, 64:, :64].tobytes()
+    compress = zstandard.ZstdCompressor().compress
+    stored = {
+        "no content size": zstandard.ZstdCompressor(write_content_size=False).compress(raw),
+        "two frames": compress(raw[:4096]) + compress(raw[4096:]),
+        "skippable first": (0x184D2A50).to_bytes(4, "little")
+        + bytes([4, 0, 0, 0, 1, 2, 3, 4])
+        + compress(raw),
+        "trailing bytes": compress(raw) + b"\0\0\0",
+        "size + 2": compress(raw + b"xx"),
+    }[frame]
+    (path / "c" / "1" / "1" / "0").write_bytes(stored)
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    if isinstance(without, tuple):
+        assert with_loop == without
+    else:
+        np.testing.assert_array_equal(with_loop, without)
+        np.testing.assert_array_equal(without, zarr.open_array(path)[:])
+    outcomes = [o for call in loop_calls for o in call]
+    assert chunkloop.HEADER in outcomes and sum(o > 0 for o in outcomes) == 7
+
+
+def test_a_shard_index_placing_two_chunks_at_one_range_reads_as_on_the_python_loop(
+    tmp_path, loop_calls, monkeypatch
+):
+    """Two index entries at the same bytes: both chunks read those bytes, on both loops."""
+    from crc32c import crc32c
+
+    data = np.random.default_rng(6).integers(0, 2**16, size=(1, 256, 256)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), shards=(1, 128, 128), dtype="u2")[
+        :
+    ] = data
+    shard = path / "c" / "0" / "1" / "1"
+    raw = bytearray(shard.read_bytes())
+    at = len(raw) - (16 * 4 + 4)
+    entries = np.frombuffer(bytes(raw[at : at + 64]), "<u8").reshape(4, 2).copy()
+    entries[0] = entries[3]  # inner chunk (0, 0) at (1, 1)'s bytes
+    raw[at : at + 64] = entries.tobytes()
+    raw[at + 64 :] = np.uint32(crc32c(bytes(raw[at : at + 64]))).tobytes()
+    shard.write_bytes(bytes(raw))
+    expected = data.copy()
+    expected[0, 128:192, 128:192] = data[0, 192:, 192:]
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    np.testing.assert_array_equal(with_loop, expected)
+    np.testing.assert_array_equal(without, expected)
+    outcomes = [o for call in loop_calls for o in call]
+    assert len(outcomes) == 16 and all(o > 0 for o in outcomes), outcomes
