@@ -407,3 +407,32 @@ def test_a_shard_index_placing_two_chunks_at_one_range_reads_as_on_the_python_lo
     np.testing.assert_array_equal(without, expected)
     outcomes = [o for call in loop_calls for o in call]
     assert len(outcomes) == 16 and all(o > 0 for o in outcomes), outcomes
+
+
+def test_an_icechunk_repository_reads_as_on_the_python_loop(tmp_path, loop_calls, monkeypatch):
+    """An Icechunk repository's chunk objects read by the loop from the layout's ranges; its
+    inline chunks (small ones), absent chunks and a chunk object shorter than the snapshot
+    says go to the Python loop, which reads or refuses them as without the loop."""
+    icechunk = pytest.importorskip("icechunk")
+    data = np.random.default_rng(8).integers(0, 2**16, size=(2, 128, 192)).astype("u2")
+    data[0, :64, :64] = 7  # compresses to a few bytes: inlined in the manifest
+    data[1, 64:, 128:] = 0  # the fill value: not written
+    root = tmp_path / "repo"
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(root)))
+    session = repo.writable_session("main")
+    zarr.group(store=session.store).create_array(
+        "a", shape=data.shape, chunks=(1, 64, 64), dtype="u2", fill_value=0
+    )[:] = data
+    session.commit("planes")
+    with_loop, without = _both(root / "a", slice(None), monkeypatch)
+    np.testing.assert_array_equal(with_loop, data)
+    np.testing.assert_array_equal(without, data)
+    outcomes = [o for call in loop_calls for o in call]
+    assert len(outcomes) == 10 and all(o > 0 for o in outcomes), outcomes  # (12 less 2)
+    largest = max((root / "chunks").iterdir(), key=lambda p: p.stat().st_size)
+    largest.write_bytes(largest.read_bytes()[:100])
+    loop_calls.clear()
+    with_loop, without = _both(root / "a", slice(None), monkeypatch)
+    assert isinstance(with_loop, tuple) and with_loop == without
+    assert "shorter than the snapshot says" in with_loop[1]
+    assert chunkloop.SOURCE in [o for call in loop_calls for o in call]
