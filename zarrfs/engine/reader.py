@@ -407,8 +407,9 @@ class ArrayReader:
         (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans. The
         chunks it takes are :meth:`_run_lean`'s (owned, one target, an output of the decoded
         dtype; a chunk to keep decoded into an array of its own, which the table keeps: the
-        mount's ``read_flat`` and ``submit`` keep every chunk); every other chunk, and every chunk the loop did not finish, goes
-        through :meth:`_one`, which reads it again the Python way and says why."""
+        mount's ``read_flat`` and ``submit`` keep every chunk); every other chunk, and every
+        chunk the loop did not finish, goes through :meth:`_one`, which reads it again the
+        Python way and says why."""
         read = task.read
         by_chunk, owned = read.by_chunk, read.owned
         reused = read.caching and read.keep == "reused"
