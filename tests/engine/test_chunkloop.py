@@ -311,6 +311,7 @@ def test_a_fifo_where_a_chunk_should_be_fails_and_is_never_waited_for(tmp_path):
         answers.append(child.stdout.strip())
     assert answers[0] == answers[1]
     assert answers[0].startswith("StoreError") and "'c/1/1/0'" in answers[0], answers[0]
+    assert "not a regular file" in answers[0], answers[0]
     np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])  # its siblings read
 
 

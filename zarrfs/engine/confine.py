@@ -253,5 +253,9 @@ def read_local(
                 break
             data += more
         return data
+    except OSError as exc:
+        if exc.errno == errno.ESPIPE:  # (pread on a FIFO or a socket, opened O_NONBLOCK)
+            raise OSError(exc.errno, "not a regular file (a FIFO or a socket)") from None
+        raise
     finally:
         os.close(fd)
