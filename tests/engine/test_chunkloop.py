@@ -6,7 +6,10 @@ errors."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
+import sys
 
 import numcodecs
 import numpy as np
@@ -63,6 +66,8 @@ SELECTIONS = [
     (0, slice(250, 70, -2), slice(None, None, -1)),
     (3, 130, slice(None)),
     (slice(1, 3), slice(60, 70), slice(60, 70)),
+    # steps past the dimension: one element each (a step times a stride overflowed in C)
+    (slice(None), slice(None, None, 2**62), slice(3, None, -(2**61))),
 ]
 
 
@@ -248,3 +253,187 @@ def test_chunks_of_whole_rows_decode_in_place_and_the_edge_chunk_does_not(tmp_pa
         got = zarrfs.open(str(path))[selection]
         np.testing.assert_array_equal(got, data[selection])
         assert all(o > 0 for call in loop_calls for o in call) and loop_calls
+
+
+def test_chunks_of_more_than_32_dimensions_take_the_python_loop(tmp_path, loop_calls, monkeypatch):
+    """The compiled loop places regions of at most 32 dimensions: an array of 33 reads on the
+    Python loop (it raised 'chunkloop: arguments that do not fit'), as NumPy wrote it."""
+    shape, chunks = (1,) * 32 + (8192,), (1,) * 32 + (4096,)
+    data = np.arange(8192, dtype="<u2").reshape(shape)
+    path = tmp_path / "deep.zarr"  # (zarr-python cannot write it: NumPy's broadcast stops at 32)
+    path.mkdir()
+    compressor = numcodecs.Blosc(cname="lz4")
+    meta = {"zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": "<u2", "order": "C"}
+    meta |= {"compressor": compressor.get_config(), "fill_value": 0, "filters": None}
+    (path / ".zarray").write_text(json.dumps(meta))
+    for i in range(2):
+        key = ".".join(["0"] * 32 + [str(i)])
+        (path / key).write_bytes(compressor.encode(data[..., i * 4096 : (i + 1) * 4096].copy()))
+    with_loop, without = _both(path, (0,) * 32 + (slice(10, 8000, 3),), monkeypatch)
+    np.testing.assert_array_equal(with_loop, data[(0,) * 32 + (slice(10, 8000, 3),)])
+    np.testing.assert_array_equal(without, with_loop)
+    assert not loop_calls
+    monkeypatch.setattr(chunkloop, "_enabled", True)
+    assert "more than 32 dimensions" in zarrfs.open(str(path)).read_path.reason
+
+
+_READ_IN_CHILD = """
+import sys, zarrfs
+from zarrfs.engine import chunkloop, native
+native.set_native(False)
+chunkloop.set_enabled(sys.argv[2] == "on")
+try:
+    zarrfs.open(sys.argv[1])[:]
+except zarrfs.ZarrfsError as exc:
+    print(type(exc).__name__, exc.message)
+"""
+
+
+def test_a_fifo_where_a_chunk_should_be_fails_and_is_never_waited_for(tmp_path):
+    """Opening a FIFO for reading waits for a writer, for ever: the compiled loop and the
+    Python loop both open chunk files with O_NONBLOCK, and the FIFO's chunk fails alone (a
+    child process, so that a read that waits cannot hang the tests)."""
+    data = np.arange(2 * 128 * 128, dtype="u2").reshape(2, 128, 128)
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), dtype="u2")[:] = data
+    chunk = path / "c" / "1" / "1" / "0"
+    chunk.unlink()
+    os.mkfifo(chunk)
+    answers = []
+    for loop in ("on", "off"):
+        child = subprocess.run(
+            [sys.executable, "-c", _READ_IN_CHILD, str(path), loop],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert child.returncode == 0, child.stderr
+        answers.append(child.stdout.strip())
+    assert answers[0] == answers[1]
+    assert answers[0].startswith("StoreError") and "'c/1/1/0'" in answers[0], answers[0]
+    assert "not a regular file" in answers[0], answers[0]
+    np.testing.assert_array_equal(zarrfs.open(str(path))[0], data[0])  # its siblings read
+
+
+def test_reads_that_keep_every_chunk_take_the_loop(tmp_path, loop_calls):
+    """The mount's ``read_flat`` and the viewer's ``submit`` keep every chunk they read: the
+    loop decodes each into an array of its own, which the table keeps (they went to the
+    Python loop, chunk by chunk). Read again, they come from the table."""
+    from zarrfs.engine import cache
+
+    data = np.random.default_rng(11).integers(0, 2**16, size=(4, 256, 256)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 128, 128), dtype="u2")[:] = data
+    cache.clear_caches()
+    arr = zarrfs.open(str(path))
+    np.testing.assert_array_equal(arr.read_flat(0, arr.size), data.ravel())
+    done = [o for call in loop_calls for o in call]
+    assert len(done) == 16 and all(o > 0 for o in done), done
+    loop_calls.clear()
+    np.testing.assert_array_equal(arr.read_flat(100, arr.size - 7), data.ravel()[100:-7])
+    np.testing.assert_array_equal(arr[2, 5:250], data[2, 5:250])
+    assert not loop_calls  # (every chunk from the table, as kept)
+    cache.clear_caches()
+    np.testing.assert_array_equal(arr.submit((slice(1, 3), slice(None))).result(), data[1:3])
+    done = [o for call in loop_calls for o in call]
+    assert len(done) == 8 and all(o > 0 for o in done), done
+    loop_calls.clear()
+    np.testing.assert_array_equal(arr[1:3, ::-1], data[1:3, ::-1])
+    assert not loop_calls
+
+
+@pytest.mark.parametrize(
+    "frame", ["no content size", "two frames", "skippable first", "trailing bytes", "size + 2"]
+)
+def test_zstd_frames_the_loop_does_not_take_read_as_on_the_python_loop(
+    tmp_path, loop_calls, monkeypatch, frame
+):
+    """zstd chunks as other writers leave them: the loop takes only one frame stating the
+    chunk's size, and leaves the rest to the Python loop, which reads or refuses them."""
+    zstandard = pytest.importorskip("zstandard")
+    data = np.random.default_rng(5).integers(0, 2**16, size=(2, 128, 128)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(
+        path,
+        shape=data.shape,
+        chunks=(1, 64, 64),
+        dtype="u2",
+        compressors=[zarr.codecs.ZstdCodec()],
+    )[:] = data
+    raw = data[1, 64:, :64].tobytes()
+    compress = zstandard.ZstdCompressor().compress
+    stored = {
+        "no content size": zstandard.ZstdCompressor(write_content_size=False).compress(raw),
+        "two frames": compress(raw[:4096]) + compress(raw[4096:]),
+        "skippable first": (0x184D2A50).to_bytes(4, "little")
+        + bytes([4, 0, 0, 0, 1, 2, 3, 4])
+        + compress(raw),
+        "trailing bytes": compress(raw) + b"\0\0\0",
+        "size + 2": compress(raw + b"xx"),
+    }[frame]
+    (path / "c" / "1" / "1" / "0").write_bytes(stored)
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    if isinstance(without, tuple):
+        assert with_loop == without
+    else:
+        np.testing.assert_array_equal(with_loop, without)
+        np.testing.assert_array_equal(without, zarr.open_array(path)[:])
+    outcomes = [o for call in loop_calls for o in call]
+    assert chunkloop.HEADER in outcomes and sum(o > 0 for o in outcomes) == 7
+
+
+def test_a_shard_index_placing_two_chunks_at_one_range_reads_as_on_the_python_loop(
+    tmp_path, loop_calls, monkeypatch
+):
+    """Two index entries at the same bytes: both chunks read those bytes, on both loops."""
+    from crc32c import crc32c
+
+    data = np.random.default_rng(6).integers(0, 2**16, size=(1, 256, 256)).astype("u2")
+    path = tmp_path / "a.zarr"
+    zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), shards=(1, 128, 128), dtype="u2")[
+        :
+    ] = data
+    shard = path / "c" / "0" / "1" / "1"
+    raw = bytearray(shard.read_bytes())
+    at = len(raw) - (16 * 4 + 4)
+    entries = np.frombuffer(bytes(raw[at : at + 64]), "<u8").reshape(4, 2).copy()
+    entries[0] = entries[3]  # inner chunk (0, 0) at (1, 1)'s bytes
+    raw[at : at + 64] = entries.tobytes()
+    raw[at + 64 :] = np.uint32(crc32c(bytes(raw[at : at + 64]))).tobytes()
+    shard.write_bytes(bytes(raw))
+    expected = data.copy()
+    expected[0, 128:192, 128:192] = data[0, 192:, 192:]
+    with_loop, without = _both(path, slice(None), monkeypatch)
+    np.testing.assert_array_equal(with_loop, expected)
+    np.testing.assert_array_equal(without, expected)
+    outcomes = [o for call in loop_calls for o in call]
+    assert len(outcomes) == 16 and all(o > 0 for o in outcomes), outcomes
+
+
+def test_an_icechunk_repository_reads_as_on_the_python_loop(tmp_path, loop_calls, monkeypatch):
+    """An Icechunk repository's chunk objects read by the loop from the layout's ranges; its
+    inline chunks (small ones), absent chunks and a chunk object shorter than the snapshot
+    says go to the Python loop, which reads or refuses them as without the loop."""
+    icechunk = pytest.importorskip("icechunk")
+    data = np.random.default_rng(8).integers(0, 2**16, size=(2, 128, 192)).astype("u2")
+    data[0, :64, :64] = 7  # compresses to a few bytes: inlined in the manifest
+    data[1, 64:, 128:] = 0  # the fill value: not written
+    root = tmp_path / "repo"
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(root)))
+    session = repo.writable_session("main")
+    zarr.group(store=session.store).create_array(
+        "a", shape=data.shape, chunks=(1, 64, 64), dtype="u2", fill_value=0
+    )[:] = data
+    session.commit("planes")
+    with_loop, without = _both(root / "a", slice(None), monkeypatch)
+    np.testing.assert_array_equal(with_loop, data)
+    np.testing.assert_array_equal(without, data)
+    outcomes = [o for call in loop_calls for o in call]
+    assert len(outcomes) == 10 and all(o > 0 for o in outcomes), outcomes  # (12 less 2)
+    largest = max((root / "chunks").iterdir(), key=lambda p: p.stat().st_size)
+    largest.write_bytes(largest.read_bytes()[:100])
+    loop_calls.clear()
+    with_loop, without = _both(root / "a", slice(None), monkeypatch)
+    assert isinstance(with_loop, tuple) and with_loop == without
+    assert "shorter than the snapshot says" in with_loop[1]
+    assert chunkloop.SOURCE in [o for call in loop_calls for o in call]

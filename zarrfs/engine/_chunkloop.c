@@ -26,7 +26,10 @@
 #define ZF_SYS_OPENAT2 437 /* the same number on every architecture */
 #define ZF_RESOLVE_NO_MAGICLINKS 0x02
 #define ZF_RESOLVE_BENEATH 0x08
-#define ZF_MAXDIM 32
+#define ZF_MAXDIM 32 /* chunkloop.MAX_DIMS: arrays of more dimensions stay in Python */
+/* as confine.py opens files: O_NONBLOCK, so that a FIFO (or a device) where a chunk file
+ * should be is never waited for (a FIFO then fails its pread: ESPIPE) */
+#define ZF_OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK)
 
 struct zf_open_how {
     uint64_t flags;
@@ -59,6 +62,7 @@ struct place {
     Py_ssize_t src_off;     /* the chunk's element it starts at, in bytes */
     int nd;                 /* the region's dimensions (the chunk's sliced ones) */
     int in_place;           /* the region is the whole chunk, contiguous in the output */
+    char *own;              /* a chunk to keep: decoded into this memory of its own */
     Py_ssize_t len[ZF_MAXDIM], sstride[ZF_MAXDIM], dstride[ZF_MAXDIM];
 };
 
@@ -119,8 +123,10 @@ plan_place(struct place *p, PyObject *target, const Py_ssize_t *chunk_shape, int
             dst += ostart * out->strides[j];
         }
         p->len[j] = length;
-        p->sstride[j] = step * chunk_strides[k];
-        p->dstride[j] = ostep * out->strides[j];
+        /* (a step past the dimension's length takes one element: its stride is never used,
+         * and a step of 2**62 times a stride would overflow) */
+        p->sstride[j] = length > 1 ? step * chunk_strides[k] : chunk_strides[k];
+        p->dstride[j] = olength > 1 ? ostep * out->strides[j] : out->strides[j];
         j++;
     }
     if (j != n_out)
@@ -225,11 +231,11 @@ static int
 open_file(int dirfd, const char *name)
 {
     if (dirfd >= 0) {
-        struct zf_open_how how = {O_RDONLY | O_CLOEXEC, 0,
+        struct zf_open_how how = {ZF_OPEN_FLAGS, 0,
                                   ZF_RESOLVE_BENEATH | ZF_RESOLVE_NO_MAGICLINKS};
         return (int)syscall(ZF_SYS_OPENAT2, dirfd, name, &how, sizeof how);
     }
-    return open(name, O_RDONLY | O_CLOEXEC);
+    return open(name, ZF_OPEN_FLAGS);
 }
 
 static ssize_t
@@ -278,25 +284,27 @@ parse_codec(PyObject *spec, struct codec *codec)
     return 0;
 }
 
-/* run(targets, sources, mode, codec, scratch, chunk_shape, itemsize[, dirfd, expect])
+/* run(targets, sources, mode, codec, scratch, chunk_shape, itemsize[, dirfd, expect, owns])
  *
  * targets: one (request, out) a chunk; sources: one a chunk, a whole file's name (bytes,
  * MODE_FILES: ``expect``, the buffer, one byte more than it may hold), (coords, body, start,
  * stop) as the span (MODE_SPANS) or (name, start, stop) of a file (MODE_RANGES: ``expect``,
  * the longest range taken; the same name object for a file's chunks in a row); codec: (kind, decompress[, zstd's
  * content-size and frame-size functions]) as addresses; scratch: a writable buffer of the
- * chunk's decoded size. Returns a list: for each chunk its stored size (done), or an outcome
- * below 0 (-errno: the file could not be read; the ST_* codes). */
+ * chunk's decoded size; owns: None, or one a chunk, None or the C-contiguous writable memory
+ * (of the chunk's decoded size) a chunk to keep is decoded into, its region copied from
+ * there. Returns a list: for each chunk its stored size (done), or an outcome below 0
+ * (-errno: the file could not be read; the ST_* codes). */
 static PyObject *
 chunkloop_run(PyObject *self, PyObject *args)
 {
-    PyObject *targets, *sources, *codec_spec, *shape_obj;
+    PyObject *targets, *sources, *codec_spec, *shape_obj, *owns = Py_None;
     int mode, dirfd = -1;
     Py_buffer scratch;
     Py_ssize_t itemsize, expect = 0;
-    if (!PyArg_ParseTuple(args, "O!O!iO!w*O!n|in", &PyList_Type, &targets, &PyList_Type,
+    if (!PyArg_ParseTuple(args, "O!O!iO!w*O!n|inO", &PyList_Type, &targets, &PyList_Type,
                           &sources, &mode, &PyTuple_Type, &codec_spec, &scratch,
-                          &PyTuple_Type, &shape_obj, &itemsize, &dirfd, &expect))
+                          &PyTuple_Type, &shape_obj, &itemsize, &dirfd, &expect, &owns))
         return NULL;
     PyObject *result = NULL;
     struct place *places = NULL;
@@ -314,6 +322,7 @@ chunkloop_run(PyObject *self, PyObject *args)
     if (parse_codec(codec_spec, &codec) < 0)
         goto done;
     if (PyList_GET_SIZE(sources) != n || chunk_nd > ZF_MAXDIM || itemsize <= 0 ||
+        (owns != Py_None && (!PyList_Check(owns) || PyList_GET_SIZE(owns) != n)) ||
         mode < MODE_FILES || mode > MODE_RANGES || (mode != MODE_SPANS && expect <= 0)) {
         PyErr_SetString(PyExc_ValueError, "chunkloop: arguments that do not fit");
         goto done;
@@ -339,7 +348,7 @@ chunkloop_run(PyObject *self, PyObject *args)
         goto done;
     }
     places = PyMem_Calloc(n ? n : 1, sizeof *places);
-    held = PyMem_Calloc(n ? n : 1, sizeof *held);
+    held = PyMem_Calloc(n ? 2 * n : 1, sizeof *held); /* outputs' and owns' */
     if (!places || !held) {
         PyErr_NoMemory();
         goto done;
@@ -369,6 +378,22 @@ chunkloop_run(PyObject *self, PyObject *args)
         p->status = plan_place(p, target, chunk_shape, chunk_nd, chunk_strides, &out);
         if (p->status)
             continue;
+        PyObject *own = owns == Py_None ? Py_None : PyList_GET_ITEM(owns, i);
+        if (own != Py_None) { /* a chunk to keep: never decoded in place */
+            Py_buffer *b = &held[n_held];
+            if (PyObject_GetBuffer(own, b, PyBUF_CONTIG) < 0) {
+                PyErr_Clear();
+                p->status = ST_SELECTION;
+                continue;
+            }
+            n_held++;
+            if ((size_t)b->len < nbytes) {
+                p->status = ST_SELECTION;
+                continue;
+            }
+            p->own = b->buf;
+            p->in_place = 0;
+        }
         PyObject *source = PyList_GET_ITEM(sources, i);
         if (mode == MODE_FILES) {
             if (!PyBytes_Check(source)) {
@@ -465,13 +490,14 @@ chunkloop_run(PyObject *self, PyObject *args)
             }
             src = filebuf;
         }
-        int st = decode(&codec, src, len, p->in_place ? p->dst : (char *)scratch.buf, nbytes);
+        char *into = p->own ? p->own : p->in_place ? p->dst : (char *)scratch.buf;
+        int st = decode(&codec, src, len, into, nbytes);
         if (st) {
             p->status = st;
             continue;
         }
         if (!p->in_place)
-            copy_region(p, (const char *)scratch.buf, itemsize);
+            copy_region(p, into, itemsize);
         p->src_len = (Py_ssize_t)len;
     }
     if (fd >= 0)

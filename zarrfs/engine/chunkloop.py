@@ -49,6 +49,9 @@ NOT_WHOLE, HEADER, DECODE, SELECTION, SOURCE = -1000, -1001, -1002, -1003, -1004
 
 _BLOSC, _ZSTD = 1, 2
 
+#: the most dimensions a chunk the loop takes may have (``ZF_MAXDIM``): more stay in Python
+MAX_DIMS = 32
+
 _enabled = os.environ.get("ZARRFS_CHUNKLOOP", "1").strip().lower() not in (
     "0",
     "false",
@@ -103,10 +106,11 @@ def _functions() -> dict[int, tuple]:
 _FUNCTIONS = _functions() if _chunkloop is not None else {}
 
 
-def codec(chain: CodecChain) -> tuple | None:
-    """What the compiled loop decodes ``chain``'s chunks with (a direct chain of one Blosc1
-    or zstd compressor), or None: the loop is off or not built, or the chain is another."""
-    if not available() or not chain.direct or len(chain.bytes_bytes) != 1:
+def codec(chain: CodecChain, ndim: int) -> tuple | None:
+    """What the compiled loop decodes ``chain``'s chunks of ``ndim`` dimensions with (a
+    direct chain of one Blosc1 or zstd compressor, at most :data:`MAX_DIMS` dimensions), or
+    None: the loop is off or not built, or the chain or the chunks are others."""
+    if not available() or not chain.direct or len(chain.bytes_bytes) != 1 or ndim > MAX_DIMS:
         return None
     compressor = chain.bytes_bytes[0]
     if isinstance(compressor, _CheckedBlosc):
@@ -116,9 +120,12 @@ def codec(chain: CodecChain) -> tuple | None:
     return None
 
 
-def run(targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd=-1, expect=0):
+def run(
+    targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd=-1, expect=0, owns=None
+):
     """Read, decode and place a batch (``_chunkloop.c``'s ``run``): each chunk's stored size
-    when done, else its outcome (< 0)."""
+    when done, else its outcome (< 0). ``owns``: for each chunk None, or the array of its own
+    a chunk to keep is decoded into."""
     return _chunkloop.run(  # type: ignore[union-attr]
-        targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd, expect
+        targets, sources, mode, spec, scratch, chunk_shape, itemsize, dirfd, expect, owns
     )

@@ -26,7 +26,8 @@ from collections.abc import Callable
 
 _OPENAT2 = 437  # the same number on every architecture (the generic syscall table)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_BENEATH = 0x02, 0x08
-_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC
+#: O_NONBLOCK: a FIFO (or a device) where a file should be is never waited for
+_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
 _FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
@@ -252,5 +253,9 @@ def read_local(
                 break
             data += more
         return data
+    except OSError as exc:
+        if exc.errno == errno.ESPIPE:  # (pread on a FIFO or a socket, opened O_NONBLOCK)
+            raise OSError(exc.errno, "not a regular file (a FIFO or a socket)") from None
+        raise
     finally:
         os.close(fd)

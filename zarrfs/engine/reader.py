@@ -396,7 +396,7 @@ class ArrayReader:
     def _loop(self) -> tuple | None:
         """What the compiled loop (:mod:`.chunkloop`) decodes this array's chunks with, where
         it takes them (a lean chain of one compressor it knows, the loop built and on)."""
-        return chunkloop.codec(self.chain) if self._lean else None
+        return chunkloop.codec(self.chain, len(self.chunk_shape)) if self._lean else None
 
     @property
     def loop_note(self) -> str:
@@ -406,7 +406,11 @@ class ArrayReader:
         if not chunkloop.available():
             why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
         else:
-            why = "codecs it does not take: it takes one Blosc or zstd compressor"
+            why = (
+                "codecs it does not take: it takes one Blosc or zstd compressor"
+                if len(self.chunk_shape) <= chunkloop.MAX_DIMS
+                else f"chunks of more than {chunkloop.MAX_DIMS} dimensions"
+            )
         return f"the chunk loop in Python ({why})"
 
     def _run_loop(self, task: DecodeTask, dropped) -> tuple[int, int]:
@@ -414,14 +418,16 @@ class ArrayReader:
         let go once for them all (:mod:`.chunkloop`): a local store's chunk files read by
         name (:meth:`~.fetch.ChunkSource.files`) or its shards' chunks by range
         (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans. The
-        chunks it takes are :meth:`_run_lean`'s (owned, one target, not kept; an output of
-        the decoded dtype); every other chunk, and every chunk the loop did not finish, goes
-        through :meth:`_one`, which reads it again the Python way and says why."""
+        chunks it takes are :meth:`_run_lean`'s (owned, one target, an output of the decoded
+        dtype; a chunk to keep decoded into an array of its own, which the table keeps: the
+        mount's ``read_flat`` and ``submit`` keep every chunk); every other chunk, and every
+        chunk the loop did not finish, goes through :meth:`_one`, which reads it again the
+        Python way and says why."""
         read = task.read
         by_chunk, owned = read.by_chunk, read.owned
         reused = read.caching and read.keep == "reused"
         keeps = read.keeps if read.caching and not reused else None
-        cancelled, one, (done, _, _) = read.token.is_set, self._one, dropped
+        cancelled, one, (done, _, kept) = read.token.is_set, self._one, dropped
         dtype = typing.cast(np.dtype, self._decoded_dtype)
         flat, _ = task.buffer(self._chunk_nbytes, dtype, self.chunk_shape)
         spec, shape, itemsize = self._loop, self.chunk_shape, dtype.itemsize
@@ -448,7 +454,7 @@ class ArrayReader:
         for batch in _batches(every, _LOOP_BATCH):
             if cancelled():
                 break
-            mine, targets, sources, others = [], [], [], []
+            mine, targets, sources, owns, others = [], [], [], [], []
             for coords, source, fallback in batch:
                 chunk_targets = by_chunk[coords]
                 entry = owned.get(coords)
@@ -457,7 +463,6 @@ class ArrayReader:
                     or entry is None
                     or entry.event is not None
                     or len(chunk_targets) != 1
-                    or (entry.reread if reused else keeps is not None and keeps(coords))
                 ):
                     others.append((coords, fallback))
                     continue
@@ -469,23 +474,42 @@ class ArrayReader:
                 if not ok:
                     others.append((coords, fallback))
                     continue
+                # a chunk to keep (the mount's and the viewer's reads keep every chunk) is
+                # decoded into memory of its own, which the table then keeps
+                keep = entry.reread if reused else keeps is not None and keeps(coords)
                 mine.append((coords, entry, fallback))
                 targets.append(target)
                 sources.append(source)
+                owns.append(np.empty(shape, dtype) if keep else None)
             outcomes = (
                 chunkloop.run(
-                    targets, sources, mode, spec, flat, shape, itemsize, dirfd or -1, expect
+                    targets,
+                    sources,
+                    mode,
+                    spec,
+                    flat,
+                    shape,
+                    itemsize,
+                    -1 if dirfd is None else dirfd,  # (0 is a descriptor too)
+                    expect,
+                    owns,
                 )
                 if mine
                 else ()
             )
-            for (coords, entry, fallback), outcome in zip(mine, outcomes, strict=True):
+            for (coords, entry, fallback), own, outcome in zip(mine, owns, outcomes, strict=True):
                 if outcome >= 0:
                     decoded += 1
                     requests += 1
                     nbytes += outcome
                     del owned[coords]
-                    done.append(entry)
+                    if own is None:
+                        done.append(entry)
+                        continue
+                    kept.append((entry, _tuple(ChunkResult, ("loaded", own, None))))
+                    if len(kept) >= _KEEP_BATCH:  # (as _run_lean: waiters wait no longer)
+                        cache.chunks.keep_settled(kept)
+                        kept.clear()
                 elif mode == chunkloop.FILES and outcome == -errno.ENOENT:
                     requests += 1
                     careful(coords, (coords, None, 0, 0))
