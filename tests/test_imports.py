@@ -20,7 +20,8 @@ def _modules() -> dict[str, tuple[Path, bool]]:
     """Module name -> (file, is a package) for ``zarrfs`` and ``zarrfs.viewer`` (``viewer/``)."""
     found = {}
     for package, folder in (("zarrfs", "zarrfs"), ("zarrfs.viewer", "viewer")):
-        for path in (REPO / folder).rglob("*.py"):
+        # (an extension module's C source names it: it imports no project module)
+        for path in [*(REPO / folder).rglob("*.py"), *(REPO / folder).rglob("*.c")]:
             parts = package.split(".") + list(path.relative_to(REPO / folder).with_suffix("").parts)
             is_package = parts[-1] == "__init__"
             found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
@@ -34,7 +35,9 @@ def _node(name: str, collapse: bool = True) -> str:
 def _imported(name: str, path: Path, is_package: bool, known, collapse: bool) -> set[str]:
     """The project modules ``name`` imports, anywhere in its source."""
     package = name if is_package else name.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
+    if path.suffix != ".py":
+        return found
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
