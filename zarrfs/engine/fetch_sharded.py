@@ -20,7 +20,7 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable
-from itertools import repeat
+from itertools import chain, repeat
 from operator import floordiv, mod, mul
 
 import numpy as np
@@ -119,7 +119,7 @@ class ShardedChunks(ChunkSource):
         calling thread before any task began)."""
         if len(coords) < 2:
             return list(coords)
-        at = np.array(coords, dtype=np.int64).reshape(len(coords), -1)
+        at = _coords_array(coords, len(self.cps))
         keys = np.concatenate([at // np.array(self.cps, dtype=np.int64), at], axis=1)
         return [coords[i] for i in np.lexsort(keys.T[::-1]).tolist()]
 
@@ -180,7 +180,7 @@ class ShardedChunks(ChunkSource):
         coords_list = list(coords_list)
         if not coords_list:
             return dirfd, []
-        at = np.array(coords_list, dtype=np.int64).reshape(len(coords_list), -1)
+        at = _coords_array(coords_list, len(self.cps))
         shards = at // self._cps
         # runs of one shard's chunks (order() puts a read's chunks shard by shard)
         change = np.flatnonzero((shards[1:] != shards[:-1]).any(axis=1)) + 1
@@ -352,6 +352,13 @@ class ShardedChunks(ChunkSource):
             if len(coords) == self._inner_count(self.shard_coords(coords[0])):
                 whole[key] = coords
         return self.indexes([k for k in by_shard if k not in whole], stop), whole
+
+
+def _coords_array(coords: list[tuple[int, ...]], ndim: int) -> np.ndarray:
+    """Chunk coordinates as an ``(n, ndim)`` int64 array (``np.array`` of a list of tuples
+    spends about 0.1 ms finding a plane's 256 tuples' shape; this about half)."""
+    flat = np.fromiter(chain.from_iterable(coords), dtype=np.int64, count=len(coords) * ndim)
+    return flat.reshape(len(coords), ndim)
 
 
 def chunk_source(store: Store, path: str, meta: ArrayMetadata, identity: tuple) -> ChunkSource:
