@@ -13,8 +13,10 @@ import zarrfs
 import zarrfs.engine as engine
 from zarrfs.engine import cache, fetch, reader, store
 
-# the Python pipeline's chunk table: owners, waiters, settling (the native path keeps no table)
-pytestmark = pytest.mark.usefixtures("python_pipeline")
+# the Python pipeline's chunk table: owners, waiters, settling (the native path keeps no table);
+# failures put into the Python loop's stages (the compiled loop leaves every chunk it does not
+# finish to them, and settles the rest as the lean loop does)
+pytestmark = pytest.mark.usefixtures("python_loop")
 
 
 class Injected(RuntimeError):
@@ -69,8 +71,10 @@ def test_a_failure_at_any_stage_reaches_every_waiter(stage, zarr_writer, monkeyp
         return original(*args, **kwargs)
 
     monkeypatch.setattr(cls, name, failing)
-    if stage == "fetch":  # (the lean loop reads local files itself: the careful way here)
+    if stage == "fetch":  # (the lean and compiled loops read local files themselves: the
+        # careful way here)
         monkeypatch.setattr(store.Store, "whole_reader", lambda self, expect: None)
+        monkeypatch.setattr(store.Store, "whole_files", lambda self: None)
     outcome: dict[str, BaseException | np.ndarray] = {}
 
     def read(who: str) -> None:
@@ -113,6 +117,7 @@ def test_a_cancelled_waiter_stops_waiting(zarr_writer, monkeypatch, fresh_cache)
 
     monkeypatch.setattr(fetch.PlainChunks, "each", slow)
     monkeypatch.setattr(store.Store, "whole_reader", lambda self, expect: None)  # (as above)
+    monkeypatch.setattr(store.Store, "whole_files", lambda self: None)
     outcome = {}
     owner = threading.Thread(
         target=lambda: outcome.setdefault("owner", arr[...]), name="owner-read"
