@@ -478,10 +478,12 @@ class ArrayReader:
                 # a chunk to keep (the mount's and the viewer's reads keep every chunk) is
                 # decoded into memory of its own, which the table then keeps
                 keep = entry.reread if reused else keeps is not None and keeps(coords)
-                mine.append((coords, entry, fallback))
+                mine.append((coords, entry, fallback, keep))
                 targets.append(target)
                 sources.append(source)
-                owns.append(np.empty(shape, dtype) if keep else None)
+                # (a read told of each chunk settles each as it lands, as _one does: a read
+                # waiting for it meanwhile gets the chunk itself, so it decodes into its own)
+                owns.append(np.empty(shape, dtype) if keep or on_chunk is not None else None)
             outcomes = (
                 chunkloop.run(
                     targets,
@@ -498,15 +500,19 @@ class ArrayReader:
                 if mine
                 else ()
             )
-            for (coords, entry, fallback), own, outcome in zip(mine, owns, outcomes, strict=True):
+            for (coords, entry, fallback, keep), own, outcome in zip(
+                mine, owns, outcomes, strict=True
+            ):
                 if outcome >= 0:
                     decoded += 1
                     requests += 1
                     nbytes += outcome
-                    del owned[coords]
                     if on_chunk is not None:
                         for req, _ in by_chunk[coords]:
                             on_chunk(ChunkEvent(coords, "loaded", req.out_selection))
+                        self._settle(read, Decoded(coords, loaded(own), keep=keep))
+                        continue
+                    del owned[coords]
                     if own is None:
                         done.append(entry)
                         continue
