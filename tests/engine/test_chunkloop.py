@@ -316,9 +316,10 @@ def test_a_fifo_where_a_chunk_should_be_fails_and_is_never_waited_for(tmp_path):
 
 
 def test_reads_that_keep_every_chunk_take_the_loop(tmp_path, loop_calls):
-    """The mount's ``read_flat`` and the viewer's ``submit`` keep every chunk they read: the
-    loop decodes each into an array of its own, which the table keeps (they went to the
-    Python loop, chunk by chunk). Read again, they come from the table."""
+    """The mount's ``read_flat`` and the viewer's ``submit`` keep every chunk they read:
+    ``read_flat``'s go through the loop, each decoded into an array of its own, which the
+    table keeps; ``submit``'s (a read its caller can cancel) through the Python loop. Read
+    again, they come from the table."""
     from zarrfs.engine import cache
 
     data = np.random.default_rng(11).integers(0, 2**16, size=(4, 256, 256)).astype("u2")
@@ -335,9 +336,7 @@ def test_reads_that_keep_every_chunk_take_the_loop(tmp_path, loop_calls):
     assert not loop_calls  # (every chunk from the table, as kept)
     cache.clear_caches()
     np.testing.assert_array_equal(arr.submit((slice(1, 3), slice(None))).result(), data[1:3])
-    done = [o for call in loop_calls for o in call]
-    assert len(done) == 8 and all(o > 0 for o in done), done
-    loop_calls.clear()
+    assert not loop_calls  # (a read its caller can cancel: the Python loop)
     np.testing.assert_array_equal(arr[1:3, ::-1], data[1:3, ::-1])
     assert not loop_calls
 
@@ -437,31 +436,3 @@ def test_an_icechunk_repository_reads_as_on_the_python_loop(tmp_path, loop_calls
     assert isinstance(with_loop, tuple) and with_loop == without
     assert "shorter than the snapshot says" in with_loop[1]
     assert chunkloop.SOURCE in [o for call in loop_calls for o in call]
-
-
-def test_a_read_told_of_each_chunk_takes_the_loop_and_hears_of_every_chunk(tmp_path, loop_calls):
-    """The viewer's reads (``submit(on_chunk=...)``) take the loop, a few chunks a call, and
-    hear of each chunk once it is in place: every event's region holds zarr-python's values
-    at that moment."""
-    data = np.random.default_rng(5).integers(0, 2**16, size=(2, 200, 300)).astype("u2")
-    path = tmp_path / "a.zarr"
-    z = zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), dtype="u2")
-    z[:] = data
-    arr = zarrfs.open(str(path))
-    out = np.zeros((150, 250), dtype="u2")
-    seen: list = []
-    wrong: list = []
-
-    def told(event):  # (a worker thread: the region must be in place already)
-        seen.append(event)
-        region = out[event.out_selection]
-        if event.status != "loaded" or (region != expected[event.out_selection]).any():
-            wrong.append(event)
-
-    expected = data[1, 25:175, 30:280]
-    arr.submit((1, slice(25, 175), slice(30, 280)), on_chunk=told, out=out).result(timeout=60)
-    np.testing.assert_array_equal(out, expected)
-    assert not wrong
-    assert sorted(e.chunk_coords for e in seen) == [(1, i, j) for i in range(3) for j in range(5)]
-    calls = [call for call in loop_calls if call]
-    assert calls and all(len(call) <= 16 and all(o > 0 for o in call) for call in calls)
