@@ -120,7 +120,7 @@ class ShardedChunks(ChunkSource):
         if len(coords) < 2:
             return list(coords)
         at = _coords_array(coords, len(self.cps))
-        keys = np.concatenate([at // np.array(self.cps, dtype=np.int64), at], axis=1)
+        keys = np.concatenate([at // self._cps, at], axis=1)
         return [coords[i] for i in np.lexsort(keys.T[::-1]).tolist()]
 
     # --------------------------------------------------------------- fetch

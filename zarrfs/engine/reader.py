@@ -431,7 +431,7 @@ class ArrayReader:
         (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans. The
         chunks it takes are :meth:`_run_lean`'s (owned, one target, an output of the decoded
         dtype; a chunk to keep decoded into an array of its own, which the table keeps: the
-        mount's ``read_flat`` and ``submit`` keep every chunk); every other chunk, and every
+        mount's ``read_flat`` keeps every chunk); every other chunk, and every
         chunk the loop did not finish, goes through :meth:`_one`, which reads it again the
         Python way and says why."""
         read = task.read
@@ -485,7 +485,7 @@ class ArrayReader:
                 if not ok:
                     others.append((coords, fallback))
                     continue
-                # a chunk to keep (the mount's and the viewer's reads keep every chunk) is
+                # a chunk to keep (the mount's read_flat keeps every chunk) is
                 # decoded into memory of its own, which the table then keeps
                 keep = entry.reread if reused else keeps is not None and keeps(coords)
                 mine.append((coords, entry, fallback))
