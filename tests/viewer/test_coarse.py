@@ -47,16 +47,23 @@ def test_first_picture_comes_from_a_few_chunks_then_the_plane_is_refined(window,
     first = []
 
     def painted(_generation):
-        if not first and controller.approx is not None and controller.approx.any():
-            first.append(
-                (
-                    engine.stats()["chunks_decoded"],
-                    controller.display.copy(),
-                    controller.approx.copy(),
-                    controller.loaded.any(),
-                    controller.request,
+        landing = controller.landing
+        if first or landing is None:
+            return
+        # the buffers as one picture: the engine's workers go on landing preview chunks
+        # meanwhile, each its pixels and then its mark under this lock (copied one after the
+        # other without it, a chunk that landed in between was marked drawn and not there)
+        with landing.lock:
+            if controller.approx is not None and controller.approx.any():
+                first.append(
+                    (
+                        engine.stats()["chunks_decoded"],
+                        controller.display.copy(),
+                        controller.approx.copy(),
+                        controller.loaded.any(),
+                        controller.request,
+                    )
                 )
-            )
 
     # opened once first: the tree and the metadata panel, once filled, widen and the image
     # narrows, which asks for the plane again; shown again, the window keeps its layout

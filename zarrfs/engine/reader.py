@@ -91,10 +91,6 @@ class Read:
     incomplete: bool = False
     #: by output array (its id): whether whole chunks decode straight into it
     direct: dict[int, bool] = field(default_factory=dict)
-    #: the caller can cancel it (a background read, the viewer's): chunk by chunk in Python,
-    #: not 128 chunks a call in the compiled loop (a viewer's wrong pictures, 1 run in 3, in
-    #: tests/viewer/test_coarse.py with it; left until that is understood)
-    cancellable: bool = False
 
     def fail(self, error: BaseException) -> None:
         self.first = self.first or error
@@ -195,7 +191,6 @@ class ArrayReader:
         which decoded chunks go to the shared table (:data:`KEEP`, the module docstring)."""
         if keep not in KEEP:
             raise ValueError(f"keep must be one of {KEEP}, not {keep!r}")
-        cancellable = token is not None
         token = token or scheduler.CancelToken()
         targets, absent, planned = self.source.expand(targets, lambda: token.cancelled)
         for view, chunks in absent:  # planned from stored data: these chunks are not stored
@@ -209,7 +204,6 @@ class ArrayReader:
             "always" if keep == "reused" and self._chunk_nbytes <= SMALL_CHUNK else keep,
             cache.chunks.would_keep(self._chunk_nbytes),
             first=planned,
-            cancellable=cancellable,
         )
         todo = self.source.order(list(by_chunk))
         while todo:  # a first round even when cancelled: kept chunks still read
@@ -268,12 +262,7 @@ class ArrayReader:
                     futures.append(scheduler.run_decode(task, priority, lanes))
         elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
             futures.append(scheduler.run_here(DecodeTask(self, read, mine)))
-        elif (
-            self._loop is not None
-            and not read.cancellable
-            and self.source.files() is None
-            and read.on_chunk is None
-        ):
+        elif self._loop is not None and self.source.files() is None and read.on_chunk is None:
             # chunks located for the compiled loop before the tasks are made (a shard's in its
             # index: the indexes read once, by NumPy): the tasks then only read, decode and
             # place, with the GIL let go at once (located in the tasks, two lanes took turns
@@ -355,7 +344,7 @@ class ArrayReader:
         chunk not kept. Any other chunk (absent, failing, waited for by another read, decoded
         straight into the output) goes through :meth:`_one`: one logic for every other
         outcome. Returns the chunks loaded and missing."""
-        if self._loop is not None and not task.read.cancellable:
+        if self._loop is not None:
             return self._run_loop(task, dropped)
         read = task.read
         by_chunk, owned, direct = read.by_chunk, read.owned, read.direct
