@@ -437,3 +437,31 @@ def test_an_icechunk_repository_reads_as_on_the_python_loop(tmp_path, loop_calls
     assert isinstance(with_loop, tuple) and with_loop == without
     assert "shorter than the snapshot says" in with_loop[1]
     assert chunkloop.SOURCE in [o for call in loop_calls for o in call]
+
+
+def test_a_read_told_of_each_chunk_takes_the_loop_and_hears_of_every_chunk(tmp_path, loop_calls):
+    """The viewer's reads (``submit(on_chunk=...)``) take the loop, a few chunks a call, and
+    hear of each chunk once it is in place: every event's region holds zarr-python's values
+    at that moment."""
+    data = np.random.default_rng(5).integers(0, 2**16, size=(2, 200, 300)).astype("u2")
+    path = tmp_path / "a.zarr"
+    z = zarr.create_array(path, shape=data.shape, chunks=(1, 64, 64), dtype="u2")
+    z[:] = data
+    arr = zarrfs.open(str(path))
+    out = np.zeros((150, 250), dtype="u2")
+    seen: list = []
+    wrong: list = []
+
+    def told(event):  # (a worker thread: the region must be in place already)
+        seen.append(event)
+        region = out[event.out_selection]
+        if event.status != "loaded" or (region != expected[event.out_selection]).any():
+            wrong.append(event)
+
+    expected = data[1, 25:175, 30:280]
+    arr.submit((1, slice(25, 175), slice(30, 280)), on_chunk=told, out=out).result(timeout=60)
+    np.testing.assert_array_equal(out, expected)
+    assert not wrong
+    assert sorted(e.chunk_coords for e in seen) == [(1, i, j) for i in range(3) for j in range(5)]
+    calls = [call for call in loop_calls if call]
+    assert calls and all(len(call) <= 16 and all(o > 0 for o in call) for call in calls)

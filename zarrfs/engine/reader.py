@@ -290,7 +290,7 @@ class ArrayReader:
             if read.token.is_set():
                 return
             t0 = time.perf_counter()
-            if self._lean and task.fetched is None and read.on_chunk is None:
+            if self._lean and task.fetched is None and (read.on_chunk is None or self._loop):
                 decoded, missing = self._run_lean(task, dropped)
             else:
                 decoded = missing = 0
@@ -451,7 +451,8 @@ class ArrayReader:
             decoded += status == "loaded"
             missing += status == "missing"
 
-        for batch in _batches(every, _LOOP_BATCH):
+        on_chunk = read.on_chunk  # (the viewer's reads: each batch's chunks told as it lands)
+        for batch in _batches(every, _LOOP_BATCH if on_chunk is None else _EVENT_BATCH):
             if cancelled():
                 break
             mine, targets, sources, owns, others = [], [], [], [], []
@@ -477,10 +478,12 @@ class ArrayReader:
                 # a chunk to keep (the mount's read_flat keeps every chunk) is
                 # decoded into memory of its own, which the table then keeps
                 keep = entry.reread if reused else keeps is not None and keeps(coords)
-                mine.append((coords, entry, fallback))
+                mine.append((coords, entry, fallback, keep))
                 targets.append(target)
                 sources.append(source)
-                owns.append(np.empty(shape, dtype) if keep else None)
+                # (a read told of each chunk settles each as it lands, as _one does: a read
+                # waiting for it meanwhile gets the chunk itself, so it decodes into its own)
+                owns.append(np.empty(shape, dtype) if keep or on_chunk is not None else None)
             outcomes = (
                 chunkloop.run(
                     targets,
@@ -497,11 +500,18 @@ class ArrayReader:
                 if mine
                 else ()
             )
-            for (coords, entry, fallback), own, outcome in zip(mine, owns, outcomes, strict=True):
+            for (coords, entry, fallback, keep), own, outcome in zip(
+                mine, owns, outcomes, strict=True
+            ):
                 if outcome >= 0:
                     decoded += 1
                     requests += 1
                     nbytes += outcome
+                    if on_chunk is not None:
+                        for req, _ in by_chunk[coords]:
+                            on_chunk(ChunkEvent(coords, "loaded", req.out_selection))
+                        self._settle(read, Decoded(coords, loaded(own), keep=keep))
+                        continue
                     del owned[coords]
                     if own is None:
                         done.append(entry)
@@ -689,6 +699,8 @@ _KEEP_BATCH = 16
 
 #: chunks the compiled loop takes in one call: a cancelled read stops within this many
 _LOOP_BATCH = 128
+#: chunks a call for a read told of each chunk as it lands (the viewer's): a tile shows soon
+_EVENT_BATCH = 16
 
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task
