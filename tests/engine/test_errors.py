@@ -232,6 +232,26 @@ def test_truncated_shard(zarr_writer):
         engine.set_cache_size(512 * 2**20)
 
 
+@pytest.mark.parametrize("native", ["1", "0"])
+def test_a_shard_index_whose_checksum_differs_fails_its_shard_alone(
+    zarr_writer, monkeypatch, native
+):
+    """The usual index codecs (bytes, crc32c) are read inline: a flipped bit in an index
+    still raises the crc32c codec's ChecksumError, and the other shard reads as written."""
+    monkeypatch.setenv("ZARRFS_NATIVE", native)
+    data = np.arange(64 * 128, dtype="u2").reshape(64, 128)
+    w = zarr_writer(data, chunks=(8, 8), shards=(64, 64), compressors=None)
+    shard = w.location / "c" / "0" / "1"
+    raw = bytearray(shard.read_bytes())
+    raw[-20] ^= 1  # an entry of the index, not its stored checksum
+    shard.write_bytes(bytes(raw))
+    arr = zarrfs.open(str(w.root))["array"]
+    with pytest.raises(engine.ChecksumError, match="crc32c") as caught:
+        arr[:, 64:]
+    assert caught.value.codec == "crc32c"
+    np.testing.assert_array_equal(arr[:, :64], data[:, :64])
+
+
 def test_out_of_range_index(zarr_writer):
     w = zarr_writer(np.arange(10), chunks=(5,))
     arr = zarrfs.open(str(w.root))["array"]

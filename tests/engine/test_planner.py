@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from zarrfs.engine.errors import SelectionError
 from zarrfs.engine.grid import flat_boxes
-from zarrfs.engine.planner import normalize_selection, out_shape, plan
+from zarrfs.engine.planner import count_chunks, normalize_selection, out_shape, plan
 
 
 @st.composite
@@ -49,6 +49,16 @@ def test_plan_matches_numpy(shape_chunks, data):
     got, seen = _assemble(arr, chunks, selection)
     np.testing.assert_array_equal(got, np.asarray(expected))
     assert (seen == 1).all(), "every output element is written exactly once"
+
+
+@settings(max_examples=400, deadline=None)
+@given(array_and_chunks(), st.data())
+def test_count_chunks_is_the_plans_length(shape_chunks, data):
+    """The count the sharded source plans by (arithmetic for most steps) is the plan's."""
+    shape, chunks = shape_chunks
+    selection = data.draw(hnp.basic_indices(shape, allow_newaxis=False, allow_ellipsis=True))
+    dims = normalize_selection(selection, shape)
+    assert count_chunks(dims, chunks) == len(plan(dims, chunks, shape))
 
 
 def test_negative_steps_and_bounds():

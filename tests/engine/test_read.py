@@ -572,3 +572,42 @@ def test_submit_without_keeping_whole_chunks(zarr_writer):
         assert engine.cache_info()["items"] == 9
     finally:
         engine.clear_caches()
+
+
+@pytest.mark.parametrize(
+    "index_codecs",
+    [["bytes"], ["bytes", "crc32c"], ["bytes-big", "crc32c"]],
+    ids=["bytes", "bytes-crc32c", "big-endian"],
+)
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_shard_indexes_of_every_codec_chain_read_as_written(tmp_path, index_codecs, location):
+    """Shard indexes with and without a checksum, big-endian and at either end, as
+    zarr-python writes them: the usual chains are read inline, the others by the codecs."""
+    import zarr
+    import zarr.codecs as zc
+
+    made = {
+        "bytes": zc.BytesCodec(),
+        "bytes-big": zc.BytesCodec(endian="big"),
+        "crc32c": zc.Crc32cCodec(),
+    }
+    data = np.random.default_rng(3).integers(0, 2**16, size=(40, 72)).astype("u2")
+    z = zarr.create_array(
+        tmp_path / "a.zarr",
+        shape=data.shape,
+        dtype="u2",
+        chunks=(32, 32),
+        serializer=zc.ShardingCodec(
+            chunk_shape=(8, 8),
+            codecs=[zc.BytesCodec(), zc.ZstdCodec()],
+            index_codecs=[made[n] for n in index_codecs],
+            index_location=location,
+        ),
+        compressors=None,
+    )
+    z[:30, :] = data[:30]  # (a shard's last inner chunks, and the last shard row, absent)
+    expected = data.copy()
+    expected[30:] = 0
+    arr = zarrfs.open(str(tmp_path / "a.zarr"))
+    np.testing.assert_array_equal(arr[...], expected)
+    np.testing.assert_array_equal(arr[5:35, 20:70], expected[5:35, 20:70])

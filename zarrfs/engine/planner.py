@@ -197,10 +197,20 @@ class ShardRequest(NamedTuple):
 
 def count_chunks(dims: tuple[DimSelection, ...], chunk_shape: tuple[int, ...]) -> int:
     """How many chunks a selection touches, in time proportional to the dimensions' lengths
-    in chunks (never their product)."""
-    return math.prod(
-        sum(1 for _ in _dim_pieces(d, c)) for d, c in zip(dims, chunk_shape, strict=True)
-    )
+    in chunks (never their product); none for a dimension read with step 1 or a step of a
+    chunk or more (counted without walking its chunks: half a plane's plan was this count)."""
+    return math.prod(_count_dim(d, c) for d, c in zip(dims, chunk_shape, strict=True))
+
+
+def _count_dim(d: DimSelection, c: int) -> int:
+    """The chunks one dimension's selection touches (as many as :func:`_dim_pieces` yields)."""
+    if d.count == 0:
+        return 0
+    if d.step == 1:
+        return (d.start + d.count - 1) // c - d.start // c + 1
+    if d.step >= c:  # each element in a chunk of its own
+        return d.count
+    return sum(1 for _ in _dim_pieces(d, c))
 
 
 def plan_in_shard(

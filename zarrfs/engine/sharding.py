@@ -14,6 +14,7 @@ import math
 from dataclasses import replace
 
 import numpy as np
+from crc32c import crc32c
 
 from .codec_registry import ChunkSpec, Codec, register
 from .codecs import CodecChain, codec_from_json
@@ -21,6 +22,8 @@ from .errors import ChunkDecodeError, MetadataError, UnsupportedError
 from .store_request import ByteRequest
 
 MISSING = np.uint64(2**64 - 1)
+#: a shard index's entries as stored (little-endian), as the reader takes them (native order)
+_INDEX_DTYPE = np.dtype("<u8") if np.dtype("<u8") == np.dtype(np.uint64) else None
 
 
 @register("sharding_indexed")
@@ -42,6 +45,9 @@ class ShardingCodec(Codec):
         self.index_codecs = index_codecs
         self.index_location = index_location
         self._per_shard: dict[tuple[int, ...], tuple[int, ...]] = {}
+        #: the index codecs every writer uses, which :meth:`decode_index` reads inline:
+        #: little-endian bytes, then one crc32c (True) or none (False); None: others
+        self._usual_index = _usual_index(index_codecs)
 
     @classmethod
     def from_config(cls, configuration, *, path=None):
@@ -122,6 +128,13 @@ class ShardingCodec(Codec):
                 f"shard index has {len(data)} bytes, expected {self.index_size(shard_shape)}",
                 codec=self.name,
             )
+        usual = self._usual_index
+        if usual is not None:  # (the chain's checks inline: a plane's four took 0.1 ms more)
+            view = memoryview(data).cast("B")
+            body = view[:-4] if usual else view
+            if not usual or crc32c(body) == int.from_bytes(view[-4:], "little"):
+                return np.frombuffer(body, _INDEX_DTYPE).reshape((*cps, 2))
+            # (a checksum that differs: the chain raises its error, as for any index)
         spec = ChunkSpec((*cps, 2), np.dtype("<u8"))
         return np.asarray(self.index_codecs.decode(data, spec), dtype=np.uint64)
 
@@ -164,3 +177,14 @@ class ShardingCodec(Codec):
             )
             out[region] = chunk
         return out
+
+
+def _usual_index(chain: CodecChain) -> bool | None:
+    """Whether a shard index's codecs are little-endian ``bytes`` then one ``crc32c`` (True)
+    or ``bytes`` alone (False), on a little-endian machine; None for any other chain."""
+    if _INDEX_DTYPE is None or chain.array_array or chain.array_bytes.name != "bytes":
+        return None
+    if chain.array_bytes.configuration.get("endian", "little") != "little":
+        return None
+    names = [c.name for c in chain.bytes_bytes]
+    return True if names == ["crc32c"] else False if not names else None
