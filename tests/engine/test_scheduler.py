@@ -110,6 +110,28 @@ def test_decode_workers_follow_the_cgroup_cpu_quota(
     assert scheduler.decode_workers() == (workers or 64)
 
 
+def test_a_cgroup_v1_quota_is_read_and_its_files_closed(tmp_path, monkeypatch, threads):
+    """cgroup v1 states the quota in two files: 250000 of 100000 is three workers, and both
+    files are closed once read (an open file left to the collector warns)."""
+    import gc
+    import warnings
+
+    (tmp_path / "quota").write_text("250000\n")
+    (tmp_path / "period").write_text("100000\n")
+    monkeypatch.setattr(scheduler, "_CGROUP_V2", str(tmp_path / "absent"))
+    monkeypatch.setattr(
+        scheduler, "_CGROUP_V1", (str(tmp_path / "quota"), str(tmp_path / "period"))
+    )
+    monkeypatch.setattr(scheduler, "_cpus", lambda: list(range(64)))
+    monkeypatch.setattr(scheduler, "_usable_cpus", None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        scheduler.set_threads()
+        assert scheduler.decode_workers() == 3
+        gc.collect()
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
 @linux_affinity
 def test_a_process_confined_to_one_cpu_gets_one_unpinned_worker(zarr_writer):
     """Under ``taskset`` or a cgroup cpuset: as many workers as CPUs allowed, not as the

@@ -28,6 +28,7 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 
 from .errors import ReadCancelled
 
@@ -318,7 +319,7 @@ def _cpu_quota() -> int | None:
             quota, period = f.read().split()[:2]
     except (OSError, ValueError):
         try:
-            quota, period = (open(p).read().strip() for p in _CGROUP_V1)
+            quota, period = (Path(p).read_text().strip() for p in _CGROUP_V1)
         except (OSError, ValueError):
             return None
     if quota in ("max", "-1"):
