@@ -504,6 +504,13 @@ def test_every_context_reads_with_one_pool_of_copy_threads(tmp_path, monkeypatch
         assert _copy_pool(fewer) == {"limit": 1}
         assert _copy_pool(native._contexts.get("keep")[0]) == {"limit": 1}
         assert (arr[...] == data).all() and (arr.submit(...).result(timeout=30) == data).all()
+        # a context made while set_threads() runs (the pool resized, the contexts not yet
+        # renewed): every context is made anew on the new threads, none left on the old
+        scheduler.set_threads(decode=cpus)
+        keep = native._contexts.get("keep")[0]
+        native.set_threads(decode=cpus)
+        assert native._contexts.get("once")[0] is not fewer
+        assert _copy_pool(native._contexts.get("once")[0]) == _copy_pool(keep)
     finally:
         scheduler._threads = saved
         engine.set_threads()

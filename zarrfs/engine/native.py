@@ -124,6 +124,7 @@ class _Contexts:
 
     def get(self, kind: str):
         with self.lock:
+            self._follow_threads()
             context = self._made.get(kind)
             if context is None:
                 context = self._made[kind] = self._make(kind)
@@ -150,9 +151,25 @@ class _Contexts:
 
     def reset(self) -> None:
         with self.lock:
-            self._made.clear()
-            self.generation += 1
-            cache.chunks.reserve(0)
+            self._renew()
+
+    def follow_threads(self) -> None:
+        """New contexts from the next read on where the thread count changed."""
+        with self.lock:
+            self._follow_threads()
+
+    def _follow_threads(self) -> None:
+        # (checked and renewed under the lock, here and before a context is made: a context
+        # made while set_threads() ran, on the new threads, never leaves the others made
+        # before it on the old ones)
+        made = self._threads
+        if made is not None and made[0] != _copy_concurrency():
+            self._renew()
+
+    def _renew(self) -> None:
+        self._made.clear()
+        self.generation += 1
+        cache.chunks.reserve(0)
 
 
 _contexts = _Contexts()
@@ -177,10 +194,7 @@ def set_threads(
     decode and copy threads follow from the next read on (new contexts where their count
     changes, whose cache pool starts empty)."""
     scheduler.set_threads(decode, io, pin=pin)
-    with _contexts.lock:
-        made = _contexts._threads
-    if made is not None and made[0] != _copy_concurrency():
-        _contexts.reset()
+    _contexts.follow_threads()
 
 
 def set_cache_size(nbytes: int) -> None:
