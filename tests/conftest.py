@@ -20,6 +20,19 @@ from zarrfs.engine.store_obstore import forget_stores
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def pytest_sessionstart(session):
+    """dask.array imported while the collector is on. dask wraps ``slice_array`` in one
+    ``dask.utils.disable_gc()`` made at import, which notes whether the collector is on then
+    and, if it was off, leaves it off after every call. The viewer's tests turn it off (the
+    viewer collects on its GUI thread) and one of them imported dask meanwhile: with the
+    viewer's tests first, ngff-zarr's writer (dask) then left the collector off for good, and
+    the engine's collector tests failed. Not our code's doing; our own pauses are tested."""
+    try:
+        import dask.array  # noqa: F401
+    except ImportError:
+        pass
+
+
 @pytest.fixture
 def http_server():
     """Factory: ``http_server(source, latency=0.0) -> HttpServer`` (started; closed after).
