@@ -465,3 +465,47 @@ def test_a_read_told_of_each_chunk_takes_the_loop_and_hears_of_every_chunk(tmp_p
     assert sorted(e.chunk_coords for e in seen) == [(1, i, j) for i in range(3) for j in range(5)]
     calls = [call for call in loop_calls if call]
     assert calls and all(len(call) <= 16 and all(o > 0 for o in call) for call in calls)
+
+
+@pytest.mark.parametrize("layout", ["plain", "sharded"])
+def test_chunks_from_an_http_server_take_the_loop_and_fail_as_on_the_python_loop(
+    tmp_path, loop_calls, monkeypatch, http_server, layout
+):
+    """Chunks that arrived from an async store (the loopback HTTP server: obstore) are
+    decoded by the loop from their bytes: what zarr-python wrote, bit for bit, over every
+    selection; a chunk not stored reads as the fill value; a damaged one fails alone, with
+    the Python loop's error."""
+    rng = np.random.default_rng(11)
+    data = rng.integers(0, 60000, size=(4, 300, 520)).astype("u2")
+    path = tmp_path / "a.zarr"
+    shards = (2, 128, 256) if layout == "sharded" else None
+    z = zarr.create_array(
+        path, shape=data.shape, chunks=(1, 64, 64), shards=shards, dtype="u2", fill_value=9
+    )
+    z[:] = data
+    url = http_server(str(tmp_path)).url_for("a.zarr")
+    for selection in SELECTIONS:
+        loop_calls.clear()
+        got = zarrfs.open(url)[selection]
+        np.testing.assert_array_equal(got, data[selection], err_msg=str(selection))
+        done = [o for call in loop_calls for o in call]
+        assert done and all(o > 0 for o in done), (selection, done)
+    if layout == "sharded":
+        return  # (a shard's damage: test_a_damaged_shard_fails_as_on_the_python_loop)
+    os.remove(path / "c" / "0" / "0" / "1")
+    chunk = path / "c" / "1" / "1" / "0"
+    chunk.write_bytes(chunk.read_bytes()[:100])
+    expected = data.copy()
+    expected[0, :64, 64:128] = 9
+    answers = []
+    for on in (True, False):
+        monkeypatch.setattr(chunkloop, "_enabled", on)
+        arr = zarrfs.open(url)
+        np.testing.assert_array_equal(arr[0], expected[0])
+        try:
+            arr[1]
+        except ZarrfsError as exc:
+            answers.append((type(exc), exc.message))
+        np.testing.assert_array_equal(arr[1, :64], data[1, :64])
+    assert len(answers) == 2 and answers[0] == answers[1]
+    assert any(o < 0 for call in loop_calls for o in call)  # the loop left it to Python

@@ -292,6 +292,16 @@ class ArrayReader:
             t0 = time.perf_counter()
             if self._lean and task.fetched is None and (read.on_chunk is None or self._loop):
                 decoded, missing = self._run_lean(task, dropped)
+            elif (
+                task.fetched is not None
+                and self._loop is not None
+                and self._chunk_nbytes <= _ARRIVED_LOOP_BYTES
+            ):
+                # small chunks that arrived from an async store: their bytes in the compiled
+                # loop (an HTTP plane of 32 KiB chunks decoded in 13.9 ms of the tasks' time
+                # instead of 34.3, 77.8 ms instead of 92.7 in all)
+                task.located = (None, 0, _arrived_spans(task.fetched))
+                decoded, missing = self._run_loop(task, dropped)
             else:
                 decoded = missing = 0
                 cancelled, one = read.token.is_set, self._one
@@ -417,7 +427,8 @@ class ArrayReader:
         """:meth:`_run_lean` in compiled code, :data:`_LOOP_BATCH` chunks a call with the GIL
         let go once for them all (:mod:`.chunkloop`): a local store's chunk files read by
         name (:meth:`~.fetch.ChunkSource.files`) or its shards' chunks by range
-        (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans. The
+        (:meth:`~.fetch_sharded.ShardedChunks.file_ranges`), else the source's spans, or the
+        bytes of small chunks that arrived from an async store (:func:`_arrived_spans`). The
         chunks it takes are :meth:`_run_lean`'s (owned, one target, an output of the decoded
         dtype; a chunk to keep decoded into an array of its own, which the table keeps: the
         mount's ``read_flat`` keeps every chunk); every other chunk, and every
@@ -702,6 +713,11 @@ _LOOP_BATCH = 128
 #: chunks a call for a read told of each chunk as it lands (the viewer's): a tile shows soon
 _EVENT_BATCH = 16
 
+#: chunks of at most this many decoded bytes from an async store take the compiled loop:
+#: larger ones decode for far longer than their Python takes, and the loop would copy their
+#: bytes out of the transport's buffer first
+_ARRIVED_LOOP_BYTES = 128 << 10
+
 #: decoded bytes one task may take on: enough that per-task costs vanish next to decoding,
 #: little enough that a visible read never waits long behind a prefetch's task
 _BATCH_BYTES = 4 << 20
@@ -722,6 +738,23 @@ def _by_chunk(targets: list[Target]) -> dict[tuple[int, ...], typing.Sequence[Ta
 
 _first = operator.itemgetter(0)
 _coords_of = operator.attrgetter("chunk_coords")
+
+
+def _arrived_spans(fetched: list[Fetched]) -> list[tuple]:
+    """Chunks arrived from an async store as :meth:`ArrayReader._run_loop` takes them
+    (``(coords, span the loop reads, span the Python way reads)``): the loop reads ``bytes``
+    (an answer of another type is copied once); a chunk not stored or failed goes the Python
+    way, which places the fill value or says what failed."""
+    every = []
+    for coords, data, error in fetched:
+        if error is not None or data is None:
+            span = (coords, error, 0, 0)
+            every.append((coords, None, span))
+            continue
+        body = data if type(data) is bytes else bytes(data)
+        span = (coords, body, 0, len(body))
+        every.append((coords, span, span))
+    return every
 
 
 def _task_size(chunks: int, chunk_nbytes: int) -> int:
