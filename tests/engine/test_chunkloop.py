@@ -509,3 +509,22 @@ def test_chunks_from_an_http_server_take_the_loop_and_fail_as_on_the_python_loop
         np.testing.assert_array_equal(arr[1, :64], data[1, :64])
     assert len(answers) == 2 and answers[0] == answers[1]
     assert any(o < 0 for call in loop_calls for o in call)  # the loop left it to Python
+
+
+def test_info_says_which_loop_reads_a_remote_array(tmp_path, loop_calls, http_server):
+    """``zarrfs info --debug``'s reason for an array over HTTP: small chunks in the compiled
+    loop as they arrive, chunks over 128 KiB on the Python loop."""
+    for name, chunks in (("small", (1, 64, 64)), ("large", (1, 256, 512))):
+        z = zarr.create_array(
+            tmp_path / f"{name}.zarr", shape=(2, 256, 512), chunks=chunks, dtype="u2"
+        )
+        z[:] = 7
+    server = http_server(str(tmp_path))
+    small = zarrfs.open(server.url_for("small.zarr")).read_path
+    large = zarrfs.open(server.url_for("large.zarr")).read_path
+    assert (
+        not small.native
+        and "chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
+        in small.reason
+    )
+    assert "chunk loop in Python (chunks of over 128 KiB from a remote store" in large.reason

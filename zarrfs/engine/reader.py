@@ -412,7 +412,16 @@ class ArrayReader:
     def loop_note(self) -> str:
         """Whether the compiled loop reads this array's chunks, said for ``info --debug``."""
         if self._loop is not None:
-            return "the chunk loop compiled (files read, decoded and placed off the GIL)"
+            if not self.store.is_async:
+                return "the chunk loop compiled (files read, decoded and placed off the GIL)"
+            if self._chunk_nbytes <= _ARRIVED_LOOP_BYTES:
+                return (
+                    "the chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
+                )
+            return (
+                f"the chunk loop in Python (chunks of over {_ARRIVED_LOOP_BYTES >> 10} KiB from a "
+                "remote store: their decode is long next to their Python)"
+            )
         if not chunkloop.available():
             why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
         else:
