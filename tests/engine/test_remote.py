@@ -18,7 +18,7 @@ from fsspec.implementations.http import HTTPFileSystem
 
 import zarrfs
 import zarrfs.engine as engine
-from zarrfs.engine import cache
+from zarrfs.engine import cache, gcpause
 from zarrfs.engine.store_obstore import Objects
 
 
@@ -305,38 +305,75 @@ def test_collector_is_held_off_while_requests_go_out(http_server, volume, monkey
 
     def recording(original):
         def call(self, *args, **kwargs):
-            states.append(gc.isenabled())
+            states.append(gc.get_threshold()[0] == gcpause.HELD and gc.isenabled())
             return original(self, *args, **kwargs)
 
         return call
 
     monkeypatch.setattr(Objects, "start", recording(Objects.start))
     monkeypatch.setattr(Objects, "get", recording(Objects.get))
-    assert gc.isenabled()
+    before = gc.get_threshold()
+    assert before[0] != gcpause.HELD
     np.testing.assert_array_equal(arr[...], data)  # 64 chunks: on the loop
-    assert states == [False] * 64
-    assert gc.isenabled()
+    assert states == [True] * 64
+    assert gc.get_threshold() == before and gc.isenabled()
 
 
 def test_gc_pauses_nest_and_keep_the_prior_state():
-    from zarrfs.engine import gcpause
-
-    assert gc.isenabled()
+    before = gc.get_threshold()
+    assert gc.isenabled() and before[0] != gcpause.HELD
     try:
         gcpause.hold()
         gcpause.hold()
         gcpause.release()
-        assert not gc.isenabled()  # one pause is still on
+        assert gc.get_threshold() == (gcpause.HELD, *before[1:])  # one pause is still on
+        assert gc.isenabled()  # (never off: a library recording it inherits "on")
         gcpause.release()
-        assert gc.isenabled()
+        assert gc.get_threshold() == before
         gcpause.release()  # unmatched: ignored
-        assert gc.isenabled()
+        assert gc.get_threshold() == before
         gc.disable()  # off by the program's own choice: a pause leaves it off
         gcpause.hold()
         gcpause.release()
-        assert not gc.isenabled()
+        assert not gc.isenabled() and gc.get_threshold() == before
+        gc.enable()
+        gcpause.hold()
+        gc.set_threshold(5000, *before[1:])  # the program's own threshold, set meanwhile
+        gcpause.release()
+        assert gc.get_threshold() == (5000, *before[1:])  # kept
     finally:
         gc.enable()
+        gc.set_threshold(*before)
+
+
+def test_no_collection_starts_during_a_gc_pause():
+    """Cyclic garbage made during a pause starts no collection (the young generation's
+    count passes its usual threshold many times over); the collector runs again after."""
+    started: list[int] = []
+
+    def note(phase, info):
+        if phase == "start":
+            started.append(info["generation"])
+
+    def cycles(n):
+        for _ in range(n):
+            a: list = []
+            a.append(a)
+
+    gc.collect()
+    gc.callbacks.append(note)
+    try:
+        gcpause.hold()
+        try:
+            cycles(20 * gc.get_threshold()[1] * 700)
+            assert started == [] and gc.isenabled()
+        finally:
+            gcpause.release()
+        cycles(20 * 700)
+        assert started  # (the pause over, collections start again)
+    finally:
+        gc.callbacks.remove(note)
+        gc.collect()
 
 
 def test_a_child_forked_during_a_gc_pause_has_its_collector_on():
@@ -344,25 +381,25 @@ def test_a_child_forked_during_a_gc_pause_has_its_collector_on():
     collector as it was before the pause, and its own pauses nest from nothing."""
     import os
 
-    from zarrfs.engine import gcpause
-
     read_end, write_end = os.pipe()
+    before = gc.get_threshold()
     gcpause.hold()
     try:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             try:
-                first = gc.isenabled()
+                first = gc.get_threshold() == before
                 gcpause.hold()
                 gcpause.release()
-                os.write(write_end, f"{first} {gc.isenabled()} {gcpause._depth}".encode())
+                after = gc.get_threshold() == before
+                os.write(write_end, f"{first} {after} {gcpause._depth}".encode())
             finally:
                 os._exit(0)
     finally:
         gcpause.release()
     answer = _child_answer(pid, read_end, write_end)
     assert answer == b"True True 0"
-    assert gc.isenabled()
+    assert gc.get_threshold() == before and gc.isenabled()
 
 
 WEIRD_NAMES = ["a b", "x#y", "p%20q", "q?r", "é", "plus+sign"]

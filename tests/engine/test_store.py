@@ -277,7 +277,7 @@ def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collec
     the reader, and the cyclic collector, held off for the sends, is on again."""
     import gc
 
-    from zarrfs.engine import store_async
+    from zarrfs.engine import gcpause, store_async
 
     threads = store_async._RequestThreads()
 
@@ -287,13 +287,15 @@ def test_a_read_interrupted_while_it_starts_its_request_threads_turns_the_collec
     monkeypatch.setattr(threads, "submit_all", submit_all)
     monkeypatch.setattr(store_async, "_threads", threads)
     requests = [ByteRequest(f"k{i}") for i in range(4)]
-    assert gc.isenabled()
+    before = gc.get_threshold()
+    assert gc.isenabled() and before[0] != gcpause.HELD
     try:
         with pytest.raises(KeyboardInterrupt):
             list(store_async.arrivals(None, None, "x://", requests, str, None, lambda p, r: b""))
-        assert gc.isenabled()
+        assert gc.isenabled() and gc.get_threshold() == before
     finally:
         gc.enable()
+        gc.set_threshold(*before)
 
 
 def test_a_request_thread_that_ends_abnormally_is_counted_out(monkeypatch):
@@ -366,11 +368,12 @@ def test_request_threads_hold_the_collector_off_only_until_every_request_is_hand
             got.update(burst)
 
     reader = threading.Thread(target=read)
-    assert gc.isenabled()
+    before = gc.get_threshold()
+    assert gc.isenabled() and before[0] != gcpause.HELD
     reader.start()
     try:
         all_waiting.wait()  # every request on the wire, none answered
-        on_while_waiting = gc.isenabled()
+        on_while_waiting = gc.get_threshold() == before
     finally:
         answer.set()
         reader.join(10)
@@ -379,7 +382,7 @@ def test_request_threads_hold_the_collector_off_only_until_every_request_is_hand
     assert events[0] == "hold" and events.count("release") == 1
     assert events.count("get") == n and events.index("release") < len(events) - 1
     assert got == {i: f"body /k{i}".encode() for i in range(n)}
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_threshold() == before
 
 
 def test_two_reads_never_count_on_the_same_free_request_threads(monkeypatch):

@@ -295,8 +295,8 @@ class _OnThreads:
             except StoreError as exc:
                 refused.append((i, exc))
         self.unsent = len(jobs)
-        try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector back on)
-            if jobs:  # the collector off until every request was handed to the transport
+        try:  # (interrupted, e.g. by Ctrl-C: what started is dropped, the collector resumes)
+            if jobs:  # the collector held off until every request went to the transport
                 self.holds_collector = True  # (set first: an early release beats a leaked hold)
                 gcpause.hold()
             if not _threads.submit_all(jobs):
