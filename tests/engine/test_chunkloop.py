@@ -467,20 +467,59 @@ def test_a_read_told_of_each_chunk_takes_the_loop_and_hears_of_every_chunk(tmp_p
     assert calls and all(len(call) <= 16 and all(o > 0 for o in call) for call in calls)
 
 
-@pytest.mark.parametrize("layout", ["plain", "sharded"])
+def test_spans_are_read_from_any_contiguous_buffer_where_they_lie():
+    """The loop reads a span from ``bytes`` or from any C-contiguous buffer (a transport's
+    answer: obstore's ``Bytes``, a memoryview of a shard's body, a NumPy array), with no
+    copy; one body for several chunks, with another body between its uses; a buffer that is
+    not contiguous is left to the Python way (its outcome below 0)."""
+    import numcodecs
+
+    codec = numcodecs.Blosc(cname="zstd", clevel=1, shuffle=numcodecs.Blosc.SHUFFLE)
+    chunks = [np.arange(16, dtype="<u2").reshape(4, 4) + 100 * i for i in range(6)]
+    frames = [bytes(codec.encode(c)) for c in chunks]
+    shard = memoryview(bytearray(frames[0] + frames[1]))  # two chunks in one body
+    a, b = len(frames[0]), len(frames[0]) + len(frames[1])
+    array = np.frombuffer(frames[3], np.uint8)
+    strided = memoryview(frames[4] * 2)[::2]  # (as long as the frame, not contiguous)
+    bodies = [
+        (shard, 0, a),
+        (shard, a, b),
+        (frames[2], 0, len(frames[2])),
+        (array, 0, array.size),
+        (strided, 0, len(strided)),
+        (shard, 0, a),  # (the first body again, after others)
+    ]
+    out = np.zeros((4, 24), "<u2")
+    targets = [
+        (((i,), (slice(0, 4), slice(0, 4)), (slice(0, 4), slice(4 * i, 4 * i + 4))), out)
+        for i in range(6)
+    ]
+    sources = [((i,), *body) for i, body in enumerate(bodies)]
+    spec = chunkloop._FUNCTIONS[chunkloop._BLOSC]
+    outcomes = chunkloop.run(
+        targets, sources, chunkloop.SPANS, spec, np.empty(32, np.uint8), (4, 4), 2
+    )
+    assert outcomes[:4] == [len(f) for f in frames[:4]] and outcomes[5] == len(frames[0])
+    assert outcomes[4] < 0
+    expected = np.hstack([*chunks[:4], np.zeros((4, 4), "<u2"), chunks[0]])
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("layout", ["plain", "sharded", "large"])
 def test_chunks_from_an_http_server_take_the_loop_and_fail_as_on_the_python_loop(
     tmp_path, loop_calls, monkeypatch, http_server, layout
 ):
-    """Chunks that arrived from an async store (the loopback HTTP server: obstore) are
-    decoded by the loop from their bytes: what zarr-python wrote, bit for bit, over every
-    selection; a chunk not stored reads as the fill value; a damaged one fails alone, with
-    the Python loop's error."""
+    """Chunks that arrived from an async store (the loopback HTTP server: obstore), small or
+    large, are decoded by the loop where obstore's answers lie: what zarr-python wrote, bit
+    for bit, over every selection; a chunk not stored reads as the fill value; a damaged one
+    fails alone, with the Python loop's error."""
     rng = np.random.default_rng(11)
     data = rng.integers(0, 60000, size=(4, 300, 520)).astype("u2")
     path = tmp_path / "a.zarr"
     shards = (2, 128, 256) if layout == "sharded" else None
+    chunks = (1, 256, 512) if layout == "large" else (1, 64, 64)  # (256 KiB, 8 KiB)
     z = zarr.create_array(
-        path, shape=data.shape, chunks=(1, 64, 64), shards=shards, dtype="u2", fill_value=9
+        path, shape=data.shape, chunks=chunks, shards=shards, dtype="u2", fill_value=9
     )
     z[:] = data
     url = http_server(str(tmp_path)).url_for("a.zarr")
@@ -496,7 +535,7 @@ def test_chunks_from_an_http_server_take_the_loop_and_fail_as_on_the_python_loop
     chunk = path / "c" / "1" / "1" / "0"
     chunk.write_bytes(chunk.read_bytes()[:100])
     expected = data.copy()
-    expected[0, :64, 64:128] = 9
+    expected[0, : chunks[1], chunks[2] : 2 * chunks[2]] = 9
     np.testing.assert_array_equal(zarrfs.open(url)[0], expected[0])  # (the loop on)
     with_loop, without = _both(url, 1, monkeypatch)  # (the loop off from here on)
     assert isinstance(with_loop, tuple), "a damaged chunk read as data"
@@ -507,19 +546,25 @@ def test_chunks_from_an_http_server_take_the_loop_and_fail_as_on_the_python_loop
 
 
 def test_info_says_which_loop_reads_a_remote_array(tmp_path, loop_calls, http_server):
-    """``zarrfs info --debug``'s reason for an array over HTTP: small chunks in the compiled
-    loop as they arrive, chunks over 128 KiB on the Python loop."""
-    for name, chunks in (("small", (1, 64, 64)), ("large", (1, 256, 512))):
+    """``zarrfs info --debug``'s reason for an array over HTTP: its chunks, small or large,
+    decoded in the compiled loop as they arrive; a chain the loop does not take, in Python."""
+    for name, chunks, compressors in (
+        ("small", (1, 64, 64), "auto"),
+        ("large", (1, 256, 512), "auto"),
+        ("gzip", (1, 64, 64), zarr.codecs.GzipCodec()),
+    ):
         z = zarr.create_array(
-            tmp_path / f"{name}.zarr", shape=(2, 256, 512), chunks=chunks, dtype="u2"
+            tmp_path / f"{name}.zarr",
+            shape=(2, 256, 512),
+            chunks=chunks,
+            dtype="u2",
+            compressors=compressors,
         )
         z[:] = 7
     server = http_server(str(tmp_path))
-    small = zarrfs.open(server.url_for("small.zarr")).read_path
-    large = zarrfs.open(server.url_for("large.zarr")).read_path
-    assert (
-        not small.native
-        and "chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
-        in small.reason
-    )
-    assert "chunk loop in Python (chunks of over 128 KiB from a remote store" in large.reason
+    arrived = "chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
+    for name in ("small", "large"):
+        path = zarrfs.open(server.url_for(f"{name}.zarr")).read_path
+        assert not path.native and arrived in path.reason, (name, path.reason)
+    gzip = zarrfs.open(server.url_for("gzip.zarr")).read_path
+    assert "chunk loop in Python (codecs it does not take" in gzip.reason

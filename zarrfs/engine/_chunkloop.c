@@ -289,7 +289,9 @@ parse_codec(PyObject *spec, struct codec *codec)
  * targets: one (request, out) a chunk; sources: one a chunk, a whole file's name (bytes,
  * MODE_FILES: ``expect``, the buffer, one byte more than it may hold), (coords, body, start,
  * stop) as the span (MODE_SPANS) or (name, start, stop) of a file (MODE_RANGES: ``expect``,
- * the longest range taken; the same name object for a file's chunks in a row); codec: (kind, decompress[, zstd's
+ * the longest range taken; the same name object for a file's chunks in a row; a span's body
+ * bytes or any object with a contiguous buffer, such as a transport's, held while the batch
+ * runs: the same object for a body's chunks in a row); codec: (kind, decompress[, zstd's
  * content-size and frame-size functions]) as addresses; scratch: a writable buffer of the
  * chunk's decoded size; owns: None, or one a chunk, None or the C-contiguous writable memory
  * (of the chunk's decoded size) a chunk to keep is decoded into, its region copied from
@@ -313,6 +315,9 @@ chunkloop_run(PyObject *self, PyObject *args)
     PyObject *out_obj = NULL;
     Py_buffer *held = NULL;
     Py_ssize_t n_held = 0;
+    PyObject *body_obj = NULL; /* the last body of another type than bytes, its buffer held */
+    const char *body_at = NULL;
+    Py_ssize_t body_len = 0;
     struct codec codec;
     Py_ssize_t n = PyList_GET_SIZE(targets);
     int chunk_nd = (int)PyTuple_GET_SIZE(shape_obj);
@@ -348,7 +353,7 @@ chunkloop_run(PyObject *self, PyObject *args)
         goto done;
     }
     places = PyMem_Calloc(n ? n : 1, sizeof *places);
-    held = PyMem_Calloc(n ? 2 * n : 1, sizeof *held); /* outputs' and owns' */
+    held = PyMem_Calloc(n ? 3 * n : 1, sizeof *held); /* outputs', owns' and bodies' */
     if (!places || !held) {
         PyErr_NoMemory();
         goto done;
@@ -426,8 +431,7 @@ chunkloop_run(PyObject *self, PyObject *args)
             p->src_len = stop - start;
             continue;
         }
-        if (!PyTuple_Check(source) || PyTuple_GET_SIZE(source) != 4 ||
-            !PyBytes_Check(PyTuple_GET_ITEM(source, 1))) {
+        if (!PyTuple_Check(source) || PyTuple_GET_SIZE(source) != 4) {
             p->status = ST_SOURCE;
             continue;
         }
@@ -439,11 +443,26 @@ chunkloop_run(PyObject *self, PyObject *args)
             p->status = ST_SOURCE;
             continue;
         }
-        if (start < 0 || stop < start || stop > PyBytes_GET_SIZE(body)) {
+        if (PyBytes_Check(body)) {
+            body_at = PyBytes_AS_STRING(body);
+            body_len = PyBytes_GET_SIZE(body);
+            body_obj = NULL;
+        } else if (body != body_obj) { /* (held until the batch is done) */
+            body_obj = NULL;
+            if (PyObject_GetBuffer(body, &held[n_held], PyBUF_SIMPLE) < 0) {
+                PyErr_Clear(); /* (not a contiguous buffer: the Python way says so) */
+                p->status = ST_SOURCE;
+                continue;
+            }
+            body_at = (const char *)held[n_held].buf;
+            body_len = held[n_held++].len;
+            body_obj = body;
+        }
+        if (start < 0 || stop < start || stop > body_len) {
             p->status = ST_SOURCE;
             continue;
         }
-        p->src = PyBytes_AS_STRING(body) + start;
+        p->src = body_at + start;
         p->src_len = stop - start;
     }
     if (mode != MODE_SPANS) {
