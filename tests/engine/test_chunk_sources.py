@@ -215,7 +215,7 @@ def test_reads_whose_chunks_straddle_tasks_are_right(zarr_writer, monkeypatch):
     real = scheduler.run_decode
     monkeypatch.setattr(scheduler, "run_decode", lambda fn, *a: (tasks.append(fn), real(fn, *a))[1])
     monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes: 3)
+    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes, parallel: 3)
     for sel in [
         (1,),
         (2, slice(17, 190), slice(5, 150)),
@@ -233,7 +233,7 @@ def test_a_failed_chunk_fails_only_itself_in_its_batch(zarr_writer, monkeypatch)
     (w.root / "array" / "c" / "1" / "2").write_bytes(b"not blosc at all, and short")
     arr = zarrfs.open(str(w.root))["array"]
     monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
-    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes: 4)  # 4 batches of 4
+    monkeypatch.setattr(reader, "_task_size", lambda chunks, nbytes, parallel: 4)  # 4 batches of 4
     events = []
     future = arr.submit(..., on_chunk=events.append)
     with pytest.raises(engine.ChunkDecodeError, match="c/1/2"):

@@ -507,7 +507,7 @@ def test_small_reads_decode_on_the_calling_thread(zarr_writer, monkeypatch):
 
     monkeypatch.setattr(reader.ArrayReader, "run_task", run_task)
     monkeypatch.setattr(reader, "_INLINE_BYTES", 64 * 64 * 2 * 4)  # four chunks
-    monkeypatch.setattr(scheduler, "decode_parallelism", lambda nbytes: 2)  # two tasks a read
+    monkeypatch.setattr(scheduler, "decode_parallelism", lambda nbytes, **_: 2)  # two tasks a read
     data = _volume((2, 256, 256))
     w = zarr_writer(data, chunks=(1, 64, 64))
     arr = zarrfs.open(str(w.root))["array"]

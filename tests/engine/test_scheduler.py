@@ -16,8 +16,8 @@ import pytest
 import zarr
 
 import zarrfs
+from zarrfs.engine import chunkloop, scheduler
 from zarrfs.engine import native as native_path
-from zarrfs.engine import scheduler
 
 linux_affinity = pytest.mark.skipif(
     not hasattr(os, "sched_setaffinity"), reason="CPU affinity is a Linux call"
@@ -313,11 +313,17 @@ def test_one_read_decodes_on_threads_chosen_from_the_work(threads, monkeypatch):
     assert scheduler.decode_parallelism(4 << 10) == 1  # 4 KiB chunks: one thread
     assert scheduler.decode_parallelism(32 << 10) == 2
     assert scheduler.decode_parallelism(512 << 10) == 2  # not 16: two CPUs
+    assert scheduler.decode_parallelism(32 << 10, compiled=True) == 2  # two CPUs still
     monkeypatch.setattr(scheduler, "_usable_cpus", 64)
     assert scheduler.decode_parallelism(512 << 10) == 16  # 1 + 512 / 32 = 17, 16 workers
     assert scheduler.decode_parallelism(64 << 10) == 3
+    # chunks the compiled loop decodes hold the GIL a tenth of the time: one thread per 8 KiB
+    assert scheduler.decode_parallelism(32 << 10, compiled=True) == 5
+    assert scheduler.decode_parallelism(4 << 10, compiled=True) == 1
+    assert scheduler.decode_parallelism(512 << 10, compiled=True) == 16
     scheduler.set_threads(decode=1)
     assert scheduler.decode_parallelism(512 << 10) == 1
+    assert scheduler.decode_parallelism(32 << 10, compiled=True) == 1
 
 
 def test_a_reads_tasks_run_within_its_lanes_whatever_the_pool(threads):
@@ -389,9 +395,10 @@ def test_a_closed_pool_lets_its_idle_workers_end():
     assert not any(t.is_alive() for t in pool._threads)
 
 
-def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_path, monkeypatch):
-    """A read of many tasks of 32 KiB chunks on a 16-worker pool decodes on
-    ``decode_parallelism`` threads at once (2 on 2 CPUs), not 16: no convoy on the GIL."""
+def _most_tasks_at_once(tmp_path, monkeypatch, cpus: int) -> int:
+    """The most tasks one read of a plane of 32 KiB chunks ran at once on a 16-worker pool
+    in a process that may use ``cpus`` CPUs, on the Python pipeline (checked against the
+    data zarr-python wrote)."""
     import numpy as np
     import zarr
 
@@ -400,8 +407,9 @@ def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_pa
     from zarrfs.engine import native, reader
 
     data = np.arange(8 * 256 * 256, dtype="<u2").reshape(8, 256, 256)
+    tmp_path.mkdir(exist_ok=True)
     zarr.create_array(str(tmp_path / "a.zarr"), data=data, chunks=(1, 128, 128))
-    monkeypatch.setattr(scheduler, "_usable_cpus", 2)
+    monkeypatch.setattr(scheduler, "_usable_cpus", cpus)
     monkeypatch.setattr(reader, "_BATCH_BYTES", 64 << 10)  # 2 chunks a task: 16 tasks
     monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
     scheduler.set_threads(decode=16)
@@ -428,7 +436,29 @@ def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_pa
         np.testing.assert_array_equal(zarrfs.open(str(tmp_path / "a.zarr"))[...], data)
     finally:
         engine.set_native(*was)
-    assert most[0] == 2
+    return most[0]
+
+
+def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_path, monkeypatch):
+    """A read of many tasks of 32 KiB chunks on a 16-worker pool decodes on
+    ``decode_parallelism`` threads at once (2 on 2 CPUs), not 16: no convoy on the GIL."""
+    assert _most_tasks_at_once(tmp_path, monkeypatch, cpus=2) == 2
+
+
+@pytest.mark.skipif(not chunkloop.available(), reason="the compiled chunk loop is not built")
+def test_a_read_in_the_compiled_loop_takes_the_cores_its_work_can_use(
+    threads, tmp_path, monkeypatch
+):
+    """Where the CPUs are there, a read whose chunks the compiled loop decodes (the GIL let go
+    a batch at a time) runs 5 tasks of 32 KiB chunks at once, not the 2 of chunks decoded in
+    Python: a 64-core machine no longer reads such a plane on two of its cores."""
+    assert _most_tasks_at_once(tmp_path / "loop", monkeypatch, cpus=64) == 5
+    was = chunkloop._enabled
+    chunkloop.set_enabled(False)  # (for the arrays opened from now on)
+    try:
+        assert _most_tasks_at_once(tmp_path / "python", monkeypatch, cpus=64) == 2
+    finally:
+        chunkloop.set_enabled(was)
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])

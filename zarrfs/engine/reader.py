@@ -253,11 +253,15 @@ class ArrayReader:
     def _dispatch(self, read: Read, mine: list, priority: int, futures: list) -> None:
         """Fetch and decode the chunks this read owns: tasks in the decode pool (a small
         read from a sync store on the calling thread); their futures go into ``futures``."""
-        # at most as many of the read's tasks at once as threads its chunks want
-        lanes = scheduler.Lanes(scheduler.decode_parallelism(self._chunk_nbytes))
+        # at most as many of the read's tasks at once as threads its chunks want (more where
+        # the compiled loop decodes them, holding the GIL a tenth of the time)
+        parallel = scheduler.decode_parallelism(self._chunk_nbytes, compiled=bool(self._loop))
+        lanes = scheduler.Lanes(parallel)
         if self.store.is_async:  # each burst as it lands, spread over the read's threads
             for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
-                for part in _batches(arrived, _task_size(len(arrived), self._chunk_nbytes)):
+                for part in _batches(
+                    arrived, _task_size(len(arrived), self._chunk_nbytes, parallel)
+                ):
                     task = DecodeTask(self, read, [f.coords for f in part], part)
                     futures.append(scheduler.run_decode(task, priority, lanes))
         elif len(mine) * self._chunk_nbytes <= _INLINE_BYTES:
@@ -268,12 +272,12 @@ class ArrayReader:
             # place, with the GIL let go at once (located in the tasks, two lanes took turns
             # at the GIL for it: a sharded plane 12.3-13.1 ms against 11.4-12.0)
             dirfd, expect, every = self._loop_sources(mine)
-            for part in _batches(every, _task_size(len(every), self._chunk_nbytes)):
+            for part in _batches(every, _task_size(len(every), self._chunk_nbytes, parallel)):
                 located = (dirfd, expect, part)
                 task = DecodeTask(self, read, [c for c, _, _ in part], located=located)
                 futures.append(scheduler.run_decode(task, priority, lanes))
         else:
-            for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes)):
+            for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes, parallel)):
                 task = DecodeTask(self, read, batch)
                 futures.append(scheduler.run_decode(task, priority, lanes))
 
@@ -749,11 +753,11 @@ def _arrived_spans(fetched: list[Fetched]) -> list[tuple]:
     return every
 
 
-def _task_size(chunks: int, chunk_nbytes: int) -> int:
-    """Chunks per task: one task per thread the read decodes on
-    (:func:`scheduler.decode_parallelism`) where the budget allows, more tasks for large
+def _task_size(chunks: int, chunk_nbytes: int, parallel: int) -> int:
+    """Chunks per task: one task per thread the read decodes on (``parallel``:
+    :func:`scheduler.decode_parallelism`) where the budget allows, more tasks for large
     reads."""
-    per_task = math.ceil(chunks / scheduler.decode_parallelism(chunk_nbytes))
+    per_task = math.ceil(chunks / parallel)
     return max(1, min(per_task, _BATCH_BYTES // max(1, chunk_nbytes)))
 
 
