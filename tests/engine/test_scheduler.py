@@ -314,6 +314,8 @@ def test_one_read_decodes_on_threads_chosen_from_the_work(threads, monkeypatch):
     assert scheduler.decode_parallelism(32 << 10) == 2
     assert scheduler.decode_parallelism(512 << 10) == 2  # not 16: two CPUs
     assert scheduler.decode_parallelism(32 << 10, compiled=True) == 2  # two CPUs still
+    assert scheduler.decode_parallelism(8 << 10, compiled=True) == 2  # (in Python: one)
+    assert scheduler.decode_parallelism(4 << 10, compiled=True) == 1
     monkeypatch.setattr(scheduler, "_usable_cpus", 64)
     assert scheduler.decode_parallelism(512 << 10) == 16  # 1 + 512 / 32 = 17, 16 workers
     assert scheduler.decode_parallelism(64 << 10) == 3
@@ -395,70 +397,105 @@ def test_a_closed_pool_lets_its_idle_workers_end():
     assert not any(t.is_alive() for t in pool._threads)
 
 
-def _most_tasks_at_once(tmp_path, monkeypatch, cpus: int) -> int:
-    """The most tasks one read of a plane of 32 KiB chunks ran at once on a 16-worker pool
-    in a process that may use ``cpus`` CPUs, on the Python pipeline (checked against the
-    data zarr-python wrote)."""
+def _most_tasks_at_once(
+    where,
+    monkeypatch,
+    *,
+    cpus: int,
+    expect: int,
+    loop: bool = True,
+    endian: str = "little",
+    told: bool = False,
+) -> tuple[int, int]:
+    """One read of a plane of 32 KiB chunks on a 16-worker pool in a process that may use
+    ``cpus`` CPUs, on the Python pipeline (checked against the data zarr-python wrote): the
+    most of its tasks that ran at once, and the batches the compiled loop decoded. Each task
+    waits (at most 2 s) until ``expect`` ran at once, so a count below it is no accident of
+    timing, then 10 ms, long enough for any other free lane to start one. ``told``: a read told of each chunk as it lands (the viewer's)."""
     import numpy as np
     import zarr
+    import zarr.codecs as zc
 
     import zarrfs
     import zarrfs.engine as engine
-    from zarrfs.engine import native, reader
+    from zarrfs.engine import reader
 
     data = np.arange(8 * 256 * 256, dtype="<u2").reshape(8, 256, 256)
-    tmp_path.mkdir(exist_ok=True)
-    zarr.create_array(str(tmp_path / "a.zarr"), data=data, chunks=(1, 128, 128))
-    monkeypatch.setattr(scheduler, "_usable_cpus", cpus)
-    monkeypatch.setattr(reader, "_BATCH_BYTES", 64 << 10)  # 2 chunks a task: 16 tasks
-    monkeypatch.setattr(reader, "_INLINE_BYTES", 0)
-    scheduler.set_threads(decode=16)
-    lock = threading.Lock()
-    running, most = [0], [0]
-    original = reader.ArrayReader.run_task
+    where.mkdir()
+    zarr.create_array(
+        str(where / "a.zarr"),
+        data=data,
+        chunks=(1, 128, 128),
+        serializer=zc.BytesCodec(endian=endian),
+        compressors=zc.ZstdCodec(),
+    )
+    lock = threading.Condition()
+    running, most, batches = [0], [0], [0]
+    original, original_run = reader.ArrayReader.run_task, chunkloop.run
 
     def counted(self, task):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
+            lock.notify_all()
+            lock.wait_for(lambda: most[0] >= expect, timeout=2)
         try:
-            threading.Event().wait(0.01)  # long enough for every free worker to start one
+            threading.Event().wait(0.01)  # long enough for every free lane to start one
             return original(self, task)
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(reader.ArrayReader, "run_task", counted)
-    was = native._switch.enabled, native._switch.reason
-    engine.set_native(False)
-    try:
+    def run(*args, **kwargs):
+        batches[0] += 1
+        return original_run(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(scheduler, "_usable_cpus", cpus)
+        m.setattr(reader, "_BATCH_BYTES", 64 << 10)  # 2 chunks a task: 16 tasks
+        m.setattr(reader, "_INLINE_BYTES", 0)
+        m.setattr(reader.ArrayReader, "run_task", counted)
+        m.setattr(chunkloop, "run", run)
+        m.setattr(chunkloop, "_enabled", loop)  # (for the arrays opened from now on)
+        m.setattr(native_path._switch, "enabled", False)
+        scheduler.set_threads(decode=16)
         engine.clear_caches()
-        np.testing.assert_array_equal(zarrfs.open(str(tmp_path / "a.zarr"))[...], data)
-    finally:
-        engine.set_native(*was)
-    return most[0]
+        arr = zarrfs.open(str(where / "a.zarr"))
+        if told:
+            events = []
+            future = arr.submit(..., on_chunk=events.append)
+            np.testing.assert_array_equal(future.result(timeout=60), data)
+            assert len(events) == 8 * 4
+        else:
+            np.testing.assert_array_equal(arr[...], data)
+    return most[0], batches[0]
 
 
 def test_a_big_read_never_takes_more_threads_than_its_work_wants(threads, tmp_path, monkeypatch):
     """A read of many tasks of 32 KiB chunks on a 16-worker pool decodes on
     ``decode_parallelism`` threads at once (2 on 2 CPUs), not 16: no convoy on the GIL."""
-    assert _most_tasks_at_once(tmp_path, monkeypatch, cpus=2) == 2
+    assert _most_tasks_at_once(tmp_path / "a", monkeypatch, cpus=2, expect=2)[0] == 2
 
 
-@pytest.mark.skipif(not chunkloop.available(), reason="the compiled chunk loop is not built")
+@pytest.mark.skipif(not chunkloop.built(), reason="the compiled chunk loop is not built")
 def test_a_read_in_the_compiled_loop_takes_the_cores_its_work_can_use(
     threads, tmp_path, monkeypatch
 ):
     """Where the CPUs are there, a read whose chunks the compiled loop decodes (the GIL let go
     a batch at a time) runs 5 tasks of 32 KiB chunks at once, not the 2 of chunks decoded in
-    Python: a 64-core machine no longer reads such a plane on two of its cores."""
-    assert _most_tasks_at_once(tmp_path / "loop", monkeypatch, cpus=64) == 5
-    was = chunkloop._enabled
-    chunkloop.set_enabled(False)  # (for the arrays opened from now on)
-    try:
-        assert _most_tasks_at_once(tmp_path / "python", monkeypatch, cpus=64) == 2
-    finally:
-        chunkloop.set_enabled(was)
+    Python: a 64-core machine no longer reads such a plane on two of its cores. Chunks the
+    loop sends the Python way (a big-endian array's), and a read told of each chunk (the
+    viewer's: Python a chunk), keep the 2 of Python's chunks."""
+    most, batches = _most_tasks_at_once(tmp_path / "loop", monkeypatch, cpus=64, expect=5)
+    assert (most, batches > 0) == (5, True)
+    most, batches = _most_tasks_at_once(
+        tmp_path / "python", monkeypatch, cpus=64, expect=2, loop=False
+    )
+    assert (most, batches) == (2, 0)
+    most, _ = _most_tasks_at_once(tmp_path / "big", monkeypatch, cpus=64, expect=2, endian="big")
+    assert most == 2
+    most, _ = _most_tasks_at_once(tmp_path / "told", monkeypatch, cpus=64, expect=2, told=True)
+    assert most == 2
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "python"])

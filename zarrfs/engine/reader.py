@@ -255,7 +255,8 @@ class ArrayReader:
         read from a sync store on the calling thread); their futures go into ``futures``."""
         # at most as many of the read's tasks at once as threads its chunks want (more where
         # the compiled loop decodes them, holding the GIL a tenth of the time)
-        parallel = scheduler.decode_parallelism(self._chunk_nbytes, compiled=bool(self._loop))
+        compiled = self._loop_decodes(read)
+        parallel = scheduler.decode_parallelism(self._chunk_nbytes, compiled=compiled)
         lanes = scheduler.Lanes(parallel)
         if self.store.is_async:  # each burst as it lands, spread over the read's threads
             for arrived in self.source.arrivals(mine, lambda: read.token.cancelled):
@@ -280,6 +281,18 @@ class ArrayReader:
             for batch in _batches(mine, _task_size(len(mine), self._chunk_nbytes, parallel)):
                 task = DecodeTask(self, read, batch)
                 futures.append(scheduler.run_decode(task, priority, lanes))
+
+    def _loop_decodes(self, read: Read) -> bool:
+        """Whether the compiled loop decodes this read's chunks, with the GIL let go a batch
+        at a time: a sync store's chunks (an async store's also hold the GIL in the transport's
+        Python, about 50 µs a request), into an output of the decoded dtype (the loop sends a
+        big-endian array's chunks, or an output of another dtype, the Python way), for a read
+        not told of each chunk as it lands (the viewer's: a call, an event and a settling a
+        chunk, under the GIL). Asked of the read's first output."""
+        if self._loop is None or self.store.is_async or read.on_chunk is not None:
+            return False
+        targets = next(iter(read.by_chunk.values()), None)
+        return targets is not None and targets[0][1].dtype == self._decoded_dtype
 
     def run_task(self, task: DecodeTask) -> None:
         """A task's chunks fetched (from a sync store: each just before it is decoded),

@@ -274,11 +274,11 @@ def _pool(name: str) -> PriorityPool:
 #: decoded bytes of a chunk whose codec runs (without the GIL) about as long as the Python
 #: work around it (with the GIL: locating, fetching, placing, settling; 20-40 µs a chunk)
 GIL_BYTES = 32 << 10
-#: the same for a chunk the compiled loop (:mod:`.chunkloop`) reads, decodes and places with
-#: the GIL let go for a whole batch: the Python left a chunk (the batch's lists, outcomes and
-#: settling) is 5-6 µs of a 32 KiB chunk's 60 (14 of a 512 KiB chunk's 440), so a thread
-#: holds the GIL a tenth of its time, and one per 8 KiB a chunk keeps the GIL at most half
-#: taken
+#: for a chunk the compiled loop (:mod:`.chunkloop`) reads, decodes and places with the GIL
+#: let go for a whole batch, the bytes per thread that keep the GIL at most half taken: the
+#: Python left a chunk (the batch's lists, outcomes and settling) is 5-6 µs of a 32 KiB
+#: chunk's 60 (14 of a 512 KiB chunk's 440), a tenth of a thread's time, so
+#: ``1 + chunk_nbytes / 8 KiB`` threads (5 for 32 KiB chunks) hold it about half the time
 LOOP_GIL_BYTES = 8 << 10
 
 
@@ -289,8 +289,8 @@ def decode_parallelism(chunk_nbytes: int, *, compiled: bool = False) -> int:
     runs without it, so threads past ``1 + chunk_nbytes / GIL_BYTES`` only queue for the GIL
     (on 16 CPUs a plane of 32 KiB chunks took twice as long on 16 threads as on one);
     ``compiled``: the chunks go through the compiled loop, whose threads hold the GIL far
-    less (``LOOP_GIL_BYTES``: a plane of 32 KiB chunks on 5 threads, not 2, where the CPUs
-    are there). More workers than that serve other reads at the same time, and sync stores
+    less (``1 + chunk_nbytes / LOOP_GIL_BYTES``: a plane of 32 KiB chunks on 5 threads, not
+    2, where the CPUs are there). More workers than that serve other reads at the same time, and sync stores
     that block."""
     per_thread = LOOP_GIL_BYTES if compiled else GIL_BYTES
     return max(1, min(decode_workers(), usable_cpus(), 1 + chunk_nbytes // per_thread))
