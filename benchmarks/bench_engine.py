@@ -908,11 +908,11 @@ def print_targets(results: list[Result]) -> bool:
 
 def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
     """CPU per chunk of a 32 KiB-chunk plane read on one thread (process CPU time: load from
-    other processes shows less than in wall time): zarrfs's whole read (default cache, each
-    plane once); the bare loop doing the same work with no pipeline (the same confined open
-    and read of each chunk file, the same blosc call into a buffer, a copy into its place);
-    the codec alone on bytes already read (that call). Medians over ``reads`` planes,
-    interleaved."""
+    other processes shows less than in wall time): zarrfs's whole read on the Python pipeline
+    (the native path off; default cache, each plane once); the bare loop doing the same work
+    with no pipeline (the same confined open and read of each chunk file, the same blosc call
+    into a buffer, a copy into its place); the codec alone on bytes already read (that call).
+    Medians over ``reads`` planes, interleaved."""
     import zarrfs.engine as engine
     from zarrfs.engine import confine, native, reader
     from zarrfs.engine.blosc_direct import decompress_into
@@ -941,7 +941,7 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
     # last (they share one process, and each sets the native path for its own reads: left
     # on, this measured tensorstore's threads, 69-71 us a chunk)
     saved, reader._INLINE_BYTES = reader._INLINE_BYTES, 1 << 62
-    was_native = native.native_enabled()
+    was_native = native._switch.enabled, native._switch.reason
     engine.set_native(False)
     try:
         engine.clear_caches()
@@ -961,7 +961,7 @@ def chunk_overhead(cfg: Config, reads: int = 16) -> dict[str, float]:
                 times[name].append((time.process_time() - t0) / (n * n))
     finally:
         reader._INLINE_BYTES = saved
-        engine.set_native(was_native)
+        engine.set_native(*was_native)
     medians = {name: median(v) for name, v in times.items()}
     return {**medians, **{f"{name} min": min(v) for name, v in times.items()}}
 
