@@ -568,3 +568,26 @@ def test_info_says_which_loop_reads_a_remote_array(tmp_path, loop_calls, http_se
         assert not path.native and arrived in path.reason, (name, path.reason)
     gzip = zarrfs.open(server.url_for("gzip.zarr")).read_path
     assert "chunk loop in Python (codecs it does not take" in gzip.reason
+
+
+def test_a_big_endian_array_is_read_the_python_way_once_and_info_says_why(tmp_path, loop_calls):
+    """Chunks stored big-endian decode into an output of the machine's byte order, which the
+    loop does not take: such an array's chunks go the Python way from the start (before, each
+    batch went through the loop, which sent every chunk back to be fetched again), and
+    ``info --debug`` says so instead of "compiled". Values as zarr-python wrote them."""
+    data = np.arange(2 * 128 * 192, dtype=">u2").reshape(2, 128, 192)
+    z = zarr.create_array(
+        tmp_path / "big.zarr",
+        shape=data.shape,
+        chunks=(1, 64, 64),
+        dtype=">u2",
+        serializer=zarr.codecs.BytesCodec(endian="big"),
+        compressors=zarr.codecs.ZstdCodec(),
+    )
+    z[:] = data
+    arr = zarrfs.open(str(tmp_path / "big.zarr"))
+    reason = arr.read_path.reason
+    assert "the chunk loop in Python (chunks stored big-endian" in reason, reason
+    got = arr[...]
+    np.testing.assert_array_equal(got, data)
+    assert got.dtype.isnative and not loop_calls

@@ -418,8 +418,13 @@ class ArrayReader:
     @functools.cached_property
     def _loop(self) -> tuple | None:
         """What the compiled loop (:mod:`.chunkloop`) decodes this array's chunks with, where
-        it takes them (a lean chain of one compressor it knows, the loop built and on)."""
-        return chunkloop.codec(self.chain, len(self.chunk_shape)) if self._lean else None
+        it takes them (a lean chain of one compressor it knows, the loop built and on, its
+        chunks decoded in the machine's byte order: a big-endian chunk goes into an output of
+        native order, which the loop does not take, so its every chunk went the Python way,
+        fetched a second time)."""
+        if not self._lean or not typing.cast(np.dtype, self._decoded_dtype).isnative:
+            return None
+        return chunkloop.codec(self.chain, len(self.chunk_shape))
 
     @property
     def loop_note(self) -> str:
@@ -430,6 +435,8 @@ class ArrayReader:
             return "the chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
         if not chunkloop.available():
             why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
+        elif self._lean and not typing.cast(np.dtype, self._decoded_dtype).isnative:
+            why = "chunks stored big-endian: NumPy puts them in the machine's byte order"
         else:
             why = (
                 "codecs it does not take: it takes one Blosc or zstd compressor"
