@@ -411,7 +411,8 @@ def _most_tasks_at_once(
     ``cpus`` CPUs, on the Python pipeline (checked against the data zarr-python wrote): the
     most of its tasks that ran at once, and the batches the compiled loop decoded. Each task
     waits (at most 2 s) until ``expect`` ran at once, so a count below it is no accident of
-    timing, then 10 ms, long enough for any other free lane to start one. ``told``: a read told of each chunk as it lands (the viewer's)."""
+    timing, then 10 ms, long enough for any other free lane to start one. ``told``: a read
+    told of each chunk as it lands (the viewer's)."""
     import numpy as np
     import zarr
     import zarr.codecs as zc

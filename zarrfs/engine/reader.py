@@ -422,9 +422,15 @@ class ArrayReader:
         chunks decoded in the machine's byte order: a big-endian chunk goes into an output of
         native order, which the loop does not take, so its every chunk went the Python way,
         fetched a second time)."""
-        if not self._lean or not typing.cast(np.dtype, self._decoded_dtype).isnative:
+        if not self._lean or self._swapped:
             return None
         return chunkloop.codec(self.chain, len(self.chunk_shape))
+
+    @functools.cached_property
+    def _swapped(self) -> bool:
+        """Whether a lean chain decodes chunks in another byte order than the machine's (a
+        big-endian array's), which the compiled loop leaves to NumPy's assignment."""
+        return self._lean and not typing.cast(np.dtype, self._decoded_dtype).isnative
 
     @property
     def loop_note(self) -> str:
@@ -435,7 +441,7 @@ class ArrayReader:
             return "the chunk loop compiled (chunks decoded and placed off the GIL as they arrive)"
         if not chunkloop.available():
             why = "turned off" if chunkloop.built() else "not built: no C compiler at install"
-        elif self._lean and not typing.cast(np.dtype, self._decoded_dtype).isnative:
+        elif self._swapped:
             why = "chunks stored big-endian: NumPy puts them in the machine's byte order"
         else:
             why = (

@@ -290,8 +290,8 @@ def decode_parallelism(chunk_nbytes: int, *, compiled: bool = False) -> int:
     (on 16 CPUs a plane of 32 KiB chunks took twice as long on 16 threads as on one);
     ``compiled``: the chunks go through the compiled loop, whose threads hold the GIL far
     less (``1 + chunk_nbytes / LOOP_GIL_BYTES``: a plane of 32 KiB chunks on 5 threads, not
-    2, where the CPUs are there). More workers than that serve other reads at the same time, and sync stores
-    that block."""
+    2, where the CPUs are there). More workers than that serve other reads at the same time,
+    and sync stores that block."""
     per_thread = LOOP_GIL_BYTES if compiled else GIL_BYTES
     return max(1, min(decode_workers(), usable_cpus(), 1 + chunk_nbytes // per_thread))
 
